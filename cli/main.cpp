@@ -1,0 +1,50 @@
+// vla: the command-line entry point of vla-verify.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "registry.hpp"
+
+namespace vla::cli {
+std::vector<Command>& registry() {
+  static std::vector<Command> r;
+  return r;
+}
+}  // namespace vla::cli
+
+int main(int argc, char** argv) {
+  using namespace vla::cli;
+  CLI::App app{"vla-verify: numerical verification of Variational Linear Attention kernels"};
+  app.require_subcommand(1);
+  auto& cmds = registry();
+  std::sort(cmds.begin(), cmds.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+  std::function<int()> action;
+  for (auto& c : cmds) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    auto act = c.setup(*sub);
+    sub->callback([&action, act] { action = act; });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  try {
+    return action ? action() : kExitBadInput;
+  } catch (const InputError& e) {
+    std::cerr << "vla: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "vla: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "vla: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

@@ -1,0 +1,37 @@
+// Subcommands register themselves here (one file per subcommand, cmd_*.cpp), so
+// that adding a command touches no shared file.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace vla::cli {
+
+// Exit codes shared by every command.
+inline constexpr int kExitOk = 0;        // pass / success
+inline constexpr int kExitFail = 1;      // a check ran and failed
+inline constexpr int kExitBadInput = 2;  // bad input, bad option, malformed file
+
+// Thrown for any problem with what the user gave us; main() prints it and exits 2.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Command {
+  std::string name;
+  std::string description;
+  // Adds the subcommand's options to `sub` and returns the action to run after parsing.
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+};
+
+std::vector<Command>& registry();
+
+struct Register {
+  explicit Register(Command c) { registry().push_back(std::move(c)); }
+};
+
+}  // namespace vla::cli

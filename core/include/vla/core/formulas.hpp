@@ -1,0 +1,70 @@
+// The per-element formulas of the VLA recurrence (docs/SPEC.md), written once.
+//
+// Every implementation (reference at any precision, CPU twins, CUDA kernels)
+// calls these; only the loops around them and the order of their reductions
+// differ between implementations, and that order is a policy (recurrence.hpp).
+#pragma once
+
+#include "vla/core/hd.hpp"
+
+namespace vla::core {
+
+// Feature map. elu1(x) = ELU(x) + 1 = x + 1 for x > 0, exp(x) otherwise.
+template <class T>
+VLA_HD T phi_elu1(const T& x) {
+  if (x > T(0)) return T(x + T(1));
+  return vexp(x);
+}
+
+template <class T>
+VLA_HD T phi(const T& x, bool elu1) {
+  return elu1 ? phi_elu1(x) : x;
+}
+
+// Sherman-Morrison denominator delta = 1 + u^T z, with the optional floor of vla-v3.
+template <class T>
+VLA_HD T sm_delta(const T& u_dot_z, double floor) {
+  T d = T(T(1) + u_dot_z);
+  if (floor > 0.0) d = vmax(d, T(floor));
+  return d;
+}
+
+// A_ij - z_i z_j / delta, evaluated as A_ij - z_i * g_j with g_j = z_j / delta
+// computed once per column (one division per column, not per element).
+template <class T>
+VLA_HD T sm_entry(const T& a_ij, const T& z_i, const T& g_j) {
+  return vfma(T(-z_i), g_j, a_ij);
+}
+
+// Does the vla-v3 ridge A += ridge I apply after the update of step t (1-based)?
+VLA_HD bool ridge_due(long t, int every) { return every > 0 && t % every == 0; }
+
+// S_ij + r_i a_j with r = v - S k^ (the residual write of the state).
+template <class T>
+VLA_HD T state_entry(const T& s_ij, const T& r_i, const T& a_j) {
+  return vfma(r_i, a_j, s_ij);
+}
+
+// Ratio readout denominator with the optional floor of vla-v3.
+template <class T>
+VLA_HD T readout_den(const T& den, double floor) {
+  if (floor > 0.0) return vmax(den, T(floor));
+  return den;
+}
+
+// Additive linear attention: S_ij + v_i phi(k)_j.
+template <class T>
+VLA_HD T linear_entry(const T& s_ij, const T& v_i, const T& phik_j) {
+  return vfma(v_i, phik_j, s_ij);
+}
+
+// DeltaNet: g S_ij + beta (v_i - g (S k^)_i) k^_j, with Sk_i the product of the
+// previous state with k^.
+template <class T>
+VLA_HD T deltanet_entry(const T& s_ij, const T& v_i, const T& sk_i, const T& kh_j, double beta,
+                        double decay) {
+  const T resid = T(v_i - T(decay) * sk_i);
+  return vfma(T(T(beta) * resid), kh_j, T(T(decay) * s_ij));
+}
+
+}  // namespace vla::core

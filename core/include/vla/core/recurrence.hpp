@@ -1,0 +1,206 @@
+// One step of the VLA recurrence (and of the recurrent baselines) for one
+// (batch, head), generic over the scalar and over a precision policy.
+//
+// The reference instantiates it with a multiprecision scalar and the
+// sequential policy; the CPU twins instantiate it with float and a policy that
+// reproduces the kernel's reduction order and rounding points. The CUDA kernels
+// distribute the same per-element formulas (formulas.hpp) over threads in the
+// order their twin policy describes.
+//
+// A policy P provides:
+//   using T = ...;                                   arithmetic type
+//   static T dot(const T* a, const T* b, int n);     a reduction of a.b in a fixed order
+//   static T store_state(const T& x);                rounding when S or A is stored between steps
+//   static T store_out(const T& x);                  rounding of an output element o
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "vla/core/formulas.hpp"
+#include "vla/core/spec.hpp"
+
+namespace vla::core {
+
+// Plain left-to-right accumulation with fused multiply-adds, no extra rounding.
+template <class Scalar>
+struct SequentialPolicy {
+  using T = Scalar;
+  static T dot(const T* a, const T* b, int n) {
+    T acc = T(0);
+    for (int j = 0; j < n; ++j) acc = vfma(a[j], b[j], acc);
+    return acc;
+  }
+  static T store_state(const T& x) { return x; }
+  static T store_out(const T& x) { return x; }
+};
+
+template <class T>
+struct HeadState {
+  int dk = 0, dv = 0;
+  long t = 0;           // steps taken
+  std::vector<T> A;     // dk x dk, row-major: inverse penalty
+  std::vector<T> S;     // dv x dk, row-major: state
+  std::vector<T> n;     // dk: normaliser sum of phi(k)
+
+  void reset(int dk_, int dv_, double lambda0) {
+    dk = dk_;
+    dv = dv_;
+    t = 0;
+    A.assign(static_cast<std::size_t>(dk) * dk, T(0));
+    S.assign(static_cast<std::size_t>(dv) * dk, T(0));
+    n.assign(dk, T(0));
+    const T inv = T(T(1) / T(lambda0));
+    for (int i = 0; i < dk; ++i) A[static_cast<std::size_t>(i) * dk + i] = inv;
+  }
+};
+
+// Per-step scratch, allocated once per head so that the step allocates nothing.
+template <class T>
+struct Workspace {
+  std::vector<T> phik, kh, u, z, g, w, a, r, phiq, y;
+  void resize(int dk, int dv) {
+    for (auto* v : {&phik, &kh, &u, &z, &g, &w, &a, &phiq}) v->assign(dk, T(0));
+    r.assign(dv, T(0));
+    y.assign(dv, T(0));
+  }
+};
+
+// What a step reports besides the output row.
+template <class T>
+struct StepInfo {
+  T state_norm = T(0);  // ||S_t||_F
+  T gate_cos = T(0);    // c_t = a^_t . k^_t (VLA only)
+  T delta = T(0);       // Sherman-Morrison denominator (VLA only)
+};
+
+// phi(k), its norm and k^ (normalised or not); shared by VLA and DeltaNet.
+template <class P>
+void key_features(const typename P::T* k, int dk, bool elu1, bool normalize,
+                  Workspace<typename P::T>& w) {
+  using T = typename P::T;
+  for (int j = 0; j < dk; ++j) w.phik[j] = phi(k[j], elu1);
+  if (normalize) {
+    const T nk = vsqrt(P::dot(w.phik.data(), w.phik.data(), dk));
+    for (int j = 0; j < dk; ++j) w.kh[j] = T(w.phik[j] / nk);
+  } else {
+    for (int j = 0; j < dk; ++j) w.kh[j] = w.phik[j];
+  }
+}
+
+// Readout o = S phi(q) / (n . phi(q)) (or raw), ||S||_F; n must already hold n_t.
+template <class P>
+void readout(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const typename P::T* q,
+             const Options& opt, typename P::T* o, StepInfo<typename P::T>& info) {
+  using T = typename P::T;
+  const int dk = st.dk, dv = st.dv;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  for (int j = 0; j < dk; ++j) w.phiq[j] = phi(q[j], elu1);
+  T den = T(1);
+  if (opt.readout == Readout::ratio) den = readout_den(P::dot(st.n.data(), w.phiq.data(), dk), opt.den_floor);
+  T frob2 = T(0);
+  for (int i = 0; i < dv; ++i) {
+    const T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
+    const T y = P::dot(srow, w.phiq.data(), dk);
+    o[i] = P::store_out(opt.readout == Readout::ratio ? T(y / den) : y);
+    frob2 = T(frob2 + P::dot(srow, srow, dk));
+  }
+  info.state_norm = vsqrt(frob2);
+}
+
+// One VLA step. q, k, u have dk entries, v has dv; u may be null (then u = k^).
+// Inputs are already in the policy's arithmetic type (rounded by the caller to
+// whatever the implementation consumes). Writes o (dv entries).
+template <class P>
+void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const typename P::T* q,
+              const typename P::T* k, const typename P::T* v, const typename P::T* u_in,
+              const Options& opt, typename P::T* o, StepInfo<typename P::T>& info) {
+  using T = typename P::T;
+  const int dk = st.dk, dv = st.dv;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  st.t += 1;
+
+  key_features<P>(k, dk, elu1, opt.normalize_key(), w);
+
+  // Penalty direction.
+  for (int j = 0; j < dk; ++j) w.u[j] = u_in ? u_in[j] : w.kh[j];
+  if (opt.u_unit_scaled) {
+    const T nu = vsqrt(P::dot(w.u.data(), w.u.data(), dk));
+    const T inv_sqrt_dk = T(T(1) / vsqrt(T(dk)));
+    for (int j = 0; j < dk; ++j) w.u[j] = T(T(w.u[j] / nu) * inv_sqrt_dk);
+  }
+
+  // Sherman-Morrison: z = A u, delta = 1 + u.z, A -= z z^T / delta.
+  for (int i = 0; i < dk; ++i) w.z[i] = P::dot(st.A.data() + static_cast<std::size_t>(i) * dk, w.u.data(), dk);
+  const T delta = sm_delta(P::dot(w.u.data(), w.z.data(), dk), opt.delta_floor);
+  for (int j = 0; j < dk; ++j) w.g[j] = T(w.z[j] / delta);
+  const bool ridge = ridge_due(st.t, opt.ridge_every);
+  for (int i = 0; i < dk; ++i) {
+    T* arow = st.A.data() + static_cast<std::size_t>(i) * dk;
+    for (int j = 0; j < dk; ++j) arow[j] = sm_entry(arow[j], w.z[i], w.g[j]);
+    if (ridge) arow[i] = T(arow[i] + T(opt.ridge));
+    for (int j = 0; j < dk; ++j) arow[j] = P::store_state(arow[j]);
+  }
+
+  // Gate: w = A_t k^, a^ = w / ||w||.
+  for (int i = 0; i < dk; ++i) w.w[i] = P::dot(st.A.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk);
+  if (opt.normalize_gate()) {
+    const T nw = vsqrt(P::dot(w.w.data(), w.w.data(), dk));
+    for (int j = 0; j < dk; ++j) w.a[j] = T(w.w[j] / nw);
+  } else {
+    for (int j = 0; j < dk; ++j) w.a[j] = w.w[j];
+  }
+
+  // State: r = v - S k^, S += r a^T.
+  for (int i = 0; i < dv; ++i) {
+    w.r[i] = T(v[i] - P::dot(st.S.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk));
+  }
+  for (int i = 0; i < dv; ++i) {
+    T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
+    for (int j = 0; j < dk; ++j) srow[j] = P::store_state(state_entry(srow[j], w.r[i], w.a[j]));
+  }
+
+  for (int j = 0; j < dk; ++j) st.n[j] = T(st.n[j] + w.phik[j]);
+  info.delta = delta;
+  info.gate_cos = P::dot(w.a.data(), w.kh.data(), dk);
+  readout<P>(st, w, q, opt, o, info);
+}
+
+// Additive linear attention: S += v phi(k)^T (A is unused).
+template <class P>
+void linear_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const typename P::T* q,
+                 const typename P::T* k, const typename P::T* v, const Options& opt,
+                 typename P::T* o, StepInfo<typename P::T>& info) {
+  const int dk = st.dk, dv = st.dv;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  st.t += 1;
+  for (int j = 0; j < dk; ++j) w.phik[j] = phi(k[j], elu1);
+  for (int i = 0; i < dv; ++i) {
+    auto* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
+    for (int j = 0; j < dk; ++j) srow[j] = P::store_state(linear_entry(srow[j], v[i], w.phik[j]));
+  }
+  for (int j = 0; j < dk; ++j) st.n[j] = st.n[j] + w.phik[j];
+  readout<P>(st, w, q, opt, o, info);
+}
+
+// DeltaNet: S = g S + beta (v - g S k^) k^^T with unit k^ (per the key normalisation option).
+template <class P>
+void deltanet_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const typename P::T* q,
+                   const typename P::T* k, const typename P::T* v, const Options& opt,
+                   typename P::T* o, StepInfo<typename P::T>& info) {
+  const int dk = st.dk, dv = st.dv;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  st.t += 1;
+  key_features<P>(k, dk, elu1, opt.normalize_key(), w);
+  for (int i = 0; i < dv; ++i) w.r[i] = P::dot(st.S.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk);
+  for (int i = 0; i < dv; ++i) {
+    auto* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
+    for (int j = 0; j < dk; ++j) {
+      srow[j] = P::store_state(deltanet_entry(srow[j], v[i], w.r[i], w.kh[j], opt.deltanet_beta, opt.deltanet_decay));
+    }
+  }
+  for (int j = 0; j < dk; ++j) st.n[j] = st.n[j] + w.phik[j];
+  readout<P>(st, w, q, opt, o, info);
+}
+
+}  // namespace vla::core

@@ -1,0 +1,64 @@
+#include "vla/core/stream.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "vla/core/formulas.hpp"
+#include "vla/core/spec.hpp"
+
+namespace vla {
+
+namespace {
+std::string where(const Dims& d, std::size_t flat, int D) {
+  const std::size_t dd = flat % D, rest = flat / D;
+  const std::size_t h = rest % d.H, bt = rest / d.H;
+  const std::size_t t = bt % d.T, b = bt / d.T;
+  return "[b=" + std::to_string(b) + ", t=" + std::to_string(t) + ", h=" + std::to_string(h) + ", d=" + std::to_string(dd) + "]";
+}
+
+void check_finite(const std::vector<double>& x, const char* name, const Dims& d, int D) {
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) {
+      throw std::invalid_argument(std::string("tensor '") + name + "' has a non-finite value (" + std::to_string(x[i]) + ") at " + where(d, i, D));
+    }
+  }
+}
+}  // namespace
+
+void validate_stream(const Stream& s, const Options& opt) {
+  const Dims& d = s.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  if (d.B < 1 || d.T < 1 || d.H < 1 || d.Dk < 1 || d.Dv < 1) {
+    throw std::invalid_argument("every dimension must be >= 1 (B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
+                                " H=" + std::to_string(d.H) + " Dk=" + std::to_string(d.Dk) + " Dv=" + std::to_string(d.Dv) + ")");
+  }
+  auto size_is = [](const std::vector<double>& x, std::size_t n, const char* name) {
+    if (x.size() != n) throw std::invalid_argument(std::string("tensor '") + name + "' has " + std::to_string(x.size()) + " elements, expected " + std::to_string(n));
+  };
+  size_is(s.q, d.qk_size(), "q");
+  size_is(s.k, d.qk_size(), "k");
+  size_is(s.v, d.v_size(), "v");
+  if (s.has_u()) size_is(s.u, d.qk_size(), "u");
+  check_finite(s.q, "q", d, d.Dk);
+  check_finite(s.k, "k", d, d.Dk);
+  check_finite(s.v, "v", d, d.Dv);
+  if (s.has_u()) check_finite(s.u, "u", d, d.Dk);
+  // A zero feature vector has no direction: k^ = phi(k)/||phi(k)|| is undefined.
+  for (std::size_t row = 0; row < d.qk_size() / d.Dk; ++row) {
+    double norm2 = 0;
+    for (int j = 0; j < d.Dk; ++j) {
+      const double f = core::phi(s.k[row * d.Dk + j], elu1);
+      norm2 += f * f;
+    }
+    if (!(norm2 > 0)) throw std::invalid_argument("tensor 'k' has a zero feature vector phi(k) at " + where(d, row * d.Dk, d.Dk) + " (d = all)");
+    // A zero u is a valid (no-op) penalty update, unless it must be unit-normalised.
+    if (s.has_u() && opt.u_unit_scaled) {
+      double un = 0;
+      for (int j = 0; j < d.Dk; ++j) un += s.u[row * d.Dk + j] * s.u[row * d.Dk + j];
+      if (!(un > 0)) throw std::invalid_argument("tensor 'u' is zero at " + where(d, row * d.Dk, d.Dk) + " (d = all) but the u_unit_scaled stabiliser must normalise it");
+    }
+  }
+}
+
+}  // namespace vla
