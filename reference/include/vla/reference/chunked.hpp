@@ -1,0 +1,167 @@
+// The chunked form of the VLA recurrence (docs/CHUNKED.md), at any scalar type.
+//
+// Within a chunk of C steps everything is a product of matrices plus C x C
+// triangular solves, and only the chunk-to-chunk step is sequential: this is the
+// form a tensor-core kernel computes. It is written independently of the
+// recurrent step (that is the point: where it agrees with run_recurrent at high
+// precision the derivation is right) but reuses the per-element formulas of
+// core/ (feature map, Sherman-Morrison pivot floor, readout denominator).
+//
+//   Gate (Woodbury, prefix form). With A_c the inverse penalty entering the
+//   chunk, U = [u_1..u_C], K = [k^_1..k^_C], P = A_c U, G = U^T P:
+//     I + G = L D L^T (unit lower L), the pivots D_t being exactly the
+//     Sherman-Morrison denominators delta_t (the vla-v3 floor clamps a pivot);
+//     Z = P L^{-T} holds the Sherman-Morrison vectors z_t = A_{t-1} u_t, so
+//     A_t = A_c - Z_{<=t} D_{<=t}^{-1} Z_{<=t}^T for every prefix t, and
+//     w_t = A_t k^_t = (A_c K)_t - sum_{i<=t} z_i (z_i . k^_t) / D_i.
+//   State (generalised delta rule, UT form). With a^ the gates and
+//   T = I + strict_upper(a^_i . k^_t), the residuals R = [r_1..r_C] solve
+//     R T = V - S_c K,   and then S_t = S_c + R_{<=t} a^_{<=t}^T,
+//   so a chunk is the affine map S -> S (I - K T^{-1} Ah^T) + V T^{-1} Ah^T.
+#pragma once
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "vla/core/formulas.hpp"
+#include "vla/reference/run.hpp"
+
+namespace vla::ref {
+
+template <class Scalar>
+using Mat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+
+// Length of the chunk starting after step t0 (0-based count of steps done):
+// at most C, and ending at a ridge step so that the ridge lands between chunks.
+inline int chunk_length(int t0, int T, int C, int ridge_every) {
+  int len = std::min(C, T - t0);
+  if (ridge_every > 0) {
+    const int next_ridge = (t0 / ridge_every + 1) * ridge_every;
+    len = std::min(len, next_ridge - t0);
+  }
+  return len;
+}
+
+// L D L^T of I + G with each pivot through core::sm_delta (so the vla-v3 floor
+// acts exactly where the sequential Sherman-Morrison update applies it).
+template <class Scalar>
+void ldl_with_floor(const Mat<Scalar>& G, double floor, Mat<Scalar>& L, std::vector<Scalar>& D) {
+  const int n = int(G.rows());
+  L = Mat<Scalar>::Identity(n, n);
+  D.assign(n, Scalar(0));
+  for (int j = 0; j < n; ++j) {
+    Scalar g = G(j, j);
+    for (int m = 0; m < j; ++m) g -= L(j, m) * L(j, m) * D[m];
+    D[j] = core::sm_delta(g, floor);
+    for (int r = j + 1; r < n; ++r) {
+      Scalar x = G(r, j);
+      for (int m = 0; m < j; ++m) x -= L(r, m) * L(j, m) * D[m];
+      L(r, j) = x / D[j];
+    }
+  }
+}
+
+template <class Scalar>
+Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
+  using M = Mat<Scalar>;
+  const Dims& d = s.dims;
+  if (opt.model != Model::vla) throw std::invalid_argument("run_chunked: only the VLA recurrence has a chunked form here");
+  if (C < 1) throw std::invalid_argument("run_chunked: chunk size must be >= 1 (got " + std::to_string(C) + ")");
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  Result<Scalar> r;
+  r.dims = d;
+  r.o.assign(d.v_size(), Scalar(0));
+  r.S.assign(std::size_t(d.B) * d.H * d.Dv * d.Dk, Scalar(0));
+  r.A.assign(std::size_t(d.B) * d.H * d.Dk * d.Dk, Scalar(0));
+  r.state_norm.assign(std::size_t(d.B) * d.T * d.H, Scalar(0));
+  r.gate_cos.assign(std::size_t(d.B) * d.T * d.H, Scalar(0));
+
+  for (int b = 0; b < d.B; ++b) {
+    for (int h = 0; h < d.H; ++h) {
+      M A = M::Identity(d.Dk, d.Dk) * Scalar(Scalar(1) / Scalar(opt.lambda0));
+      M S = M::Zero(d.Dv, d.Dk);
+      Eigen::Matrix<Scalar, Eigen::Dynamic, 1> n = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Zero(d.Dk);
+      for (int t0 = 0; t0 < d.T;) {
+        const int len = chunk_length(t0, d.T, C, opt.ridge_every);
+        M K(d.Dk, len), PhiK(d.Dk, len), U(d.Dk, len), V(d.Dv, len), PhiQ(d.Dk, len);
+        for (int c = 0; c < len; ++c) {
+          const std::size_t ok = d.off(b, t0 + c, h, d.Dk), ov = d.off(b, t0 + c, h, d.Dv);
+          for (int j = 0; j < d.Dk; ++j) {
+            PhiK(j, c) = core::phi(Scalar(s.k[ok + j]), elu1);
+            PhiQ(j, c) = core::phi(Scalar(s.q[ok + j]), elu1);
+          }
+          const Scalar nk = opt.normalize_key() ? Scalar(PhiK.col(c).norm()) : Scalar(1);
+          K.col(c) = PhiK.col(c) / nk;
+          if (s.has_u()) {
+            for (int j = 0; j < d.Dk; ++j) U(j, c) = Scalar(s.u[ok + j]);
+          } else {
+            U.col(c) = K.col(c);
+          }
+          if (opt.u_unit_scaled) U.col(c) = (U.col(c) / Scalar(U.col(c).norm())) / core::vsqrt(Scalar(d.Dk));
+          for (int i = 0; i < d.Dv; ++i) V(i, c) = Scalar(s.v[ov + i]);
+        }
+        // Gate.
+        const M P = A * U;
+        const M G = U.transpose() * P;
+        M L;
+        std::vector<Scalar> D;
+        ldl_with_floor(G, opt.delta_floor, L, D);
+        // Z L^T = P  <=>  L Z^T = P^T.
+        const M Z = L.template triangularView<Eigen::UnitLower>().solve(P.transpose()).transpose();
+        M Y = Z.transpose() * K;  // Y(i, t) = z_i . k^_t
+        for (int i = 0; i < len; ++i)
+          for (int t = 0; t < len; ++t) Y(i, t) = i <= t ? Scalar(Y(i, t) / D[i]) : Scalar(0);
+        M W = A * K - Z * Y;
+        const bool ridge = core::ridge_due(t0 + len, opt.ridge_every);
+        if (ridge) W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
+        M Ah(d.Dk, len);
+        for (int c = 0; c < len; ++c) {
+          Ah.col(c) = opt.normalize_gate() ? M(W.col(c) / Scalar(W.col(c).norm())) : M(W.col(c));
+        }
+        // State: R T = V - S K with T = I + strict_upper(Ah^T K).
+        const M AK = Ah.transpose() * K;
+        M Tm = M::Identity(len, len);
+        for (int i = 0; i < len; ++i)
+          for (int t = i + 1; t < len; ++t) Tm(i, t) = AK(i, t);
+        const M Rhs = V - S * K;
+        // R T = Rhs  <=>  T^T R^T = Rhs^T with T^T unit lower.
+        const M R = Tm.transpose().template triangularView<Eigen::UnitLower>().solve(Rhs.transpose()).transpose();
+        // Outputs of every step of the chunk.
+        const M AQ = Ah.transpose() * PhiQ;  // AQ(i, t) = a^_i . phi(q_t)
+        const M SQ = S * PhiQ;
+        for (int t = 0; t < len; ++t) {
+          n += PhiK.col(t);
+          const std::size_t on = (std::size_t(b) * d.T + t0 + t) * d.H + h;
+          const std::size_t ov = d.off(b, t0 + t, h, d.Dv);
+          const M St = S + R.leftCols(t + 1) * Ah.leftCols(t + 1).transpose();
+          Scalar den = Scalar(1);
+          if (opt.readout == Readout::ratio) den = core::readout_den(Scalar(n.dot(PhiQ.col(t))), opt.den_floor);
+          for (int i = 0; i < d.Dv; ++i) {
+            Scalar y = SQ(i, t);
+            for (int m = 0; m <= t; ++m) y += R(i, m) * AQ(m, t);
+            r.o[ov + i] = opt.readout == Readout::ratio ? Scalar(y / den) : y;
+          }
+          r.state_norm[on] = St.norm();
+          r.gate_cos[on] = Ah.col(t).dot(K.col(t));
+        }
+        // Chunk-to-chunk step.
+        M ZD = Z;
+        for (int i = 0; i < len; ++i) ZD.col(i) /= D[i];
+        A -= ZD * Z.transpose();
+        if (ridge) A += Scalar(opt.ridge) * M::Identity(d.Dk, d.Dk);
+        S += R * Ah.transpose();
+        t0 += len;
+      }
+      const std::size_t bh = std::size_t(b) * d.H + h;
+      for (int i = 0; i < d.Dv; ++i)
+        for (int j = 0; j < d.Dk; ++j) r.S[(bh * d.Dv + i) * d.Dk + j] = S(i, j);
+      for (int i = 0; i < d.Dk; ++i)
+        for (int j = 0; j < d.Dk; ++j) r.A[(bh * d.Dk + i) * d.Dk + j] = A(i, j);
+    }
+  }
+  return r;
+}
+
+}  // namespace vla::ref
