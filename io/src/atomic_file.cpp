@@ -1,0 +1,80 @@
+#include "vla/io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>  // renameat2 (glibc >= 2.28, _GNU_SOURCE)
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace vla::io {
+
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& p, const std::string& what, int err = 0) {
+  throw std::invalid_argument("cannot write " + p.string() + ": " + what + (err ? std::string(" (") + std::strerror(err) + ")" : ""));
+}
+
+// Removes the temporary file unless it has been moved into place.
+struct TempFile {
+  std::string path;
+  int fd = -1;
+  bool keep = false;
+  ~TempFile() {
+    if (fd >= 0) ::close(fd);
+    if (!keep && !path.empty()) ::unlink(path.c_str());
+  }
+};
+
+// Moves `from` to `to` only if `to` does not exist: renameat2(NOREPLACE) where
+// the file system supports it, else a hard link (which also fails on EEXIST).
+int move_no_replace(const char* from, const char* to) {
+  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) return errno;
+  if (::link(from, to) != 0) return errno;
+  ::unlink(from);
+  return 0;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes, bool overwrite) {
+  namespace fs = std::filesystem;
+  if (path.filename().empty()) fail(path, "the path names a folder, not a file");
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(path, "folder " + dir.string() + " does not exist");
+  if (fs::is_directory(path, ec)) fail(path, "it is a folder");
+  if (!overwrite && fs::exists(fs::symlink_status(path, ec))) fail(path, "the file already exists and overwriting was not requested");
+
+  TempFile tmp;
+  std::string templ = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  tmp.fd = ::mkstemp(templ.data());
+  if (tmp.fd < 0) fail(path, "cannot create a temporary file in " + dir.string(), errno);
+  tmp.path = templ;
+  const mode_t mask = ::umask(0);  // mkstemp makes 0600; give the file the usual umask-based mode
+  ::umask(mask);
+  ::fchmod(tmp.fd, 0666 & ~mask);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail(path, "write to the temporary file failed", errno);
+    done += static_cast<std::size_t>(w);
+  }
+  if (::fsync(tmp.fd) != 0) fail(path, "fsync failed", errno);
+  const int fd = tmp.fd;
+  tmp.fd = -1;
+  if (::close(fd) != 0) fail(path, "close failed", errno);
+  if (overwrite) {
+    if (::rename(tmp.path.c_str(), path.c_str()) != 0) fail(path, "rename into place failed", errno);
+  } else if (const int err = move_no_replace(tmp.path.c_str(), path.c_str())) {
+    fail(path, err == EEXIST ? "the file already exists and overwriting was not requested" : "move into place failed", err == EEXIST ? 0 : err);
+  }
+  tmp.keep = true;
+}
+
+}  // namespace vla::io
