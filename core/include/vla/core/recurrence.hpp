@@ -12,6 +12,8 @@
 //   static T dot(const T* a, const T* b, int n);     a reduction of a.b in a fixed order
 //   static T store_state(const T& x);                rounding when S or A is stored between steps
 //   static T store_out(const T& x);                  rounding of an output element o
+//   static T sum(const T* x, int n);                 optional: a sum in a fixed order (used for
+//                                                    ||S_t||_F^2 over the rows); left to right if absent
 #pragma once
 
 #include <cstddef>
@@ -34,6 +36,14 @@ struct SequentialPolicy {
   static T store_state(const T& x) { return x; }
   static T store_out(const T& x) { return x; }
 };
+
+// In-place element updates, x <- formula(x, ...), with the formula's value. A
+// scalar whose temporaries allocate (the reference's MPFR type) overloads them,
+// found by argument-dependent lookup, to write into x without a temporary.
+template <class T>
+inline void sm_update(T& a_ij, const T& z_i, const T& g_j) { a_ij = sm_entry(a_ij, z_i, g_j); }
+template <class T>
+inline void state_update(T& s_ij, const T& r_i, const T& a_j) { s_ij = state_entry(s_ij, r_i, a_j); }
 
 template <class T>
 struct HeadState {
@@ -58,11 +68,12 @@ struct HeadState {
 // Per-step scratch, allocated once per head so that the step allocates nothing.
 template <class T>
 struct Workspace {
-  std::vector<T> phik, kh, u, z, g, w, a, r, phiq, y;
+  std::vector<T> phik, kh, u, z, g, w, a, r, phiq, y, rn;
   void resize(int dk, int dv) {
     for (auto* v : {&phik, &kh, &u, &z, &g, &w, &a, &phiq}) v->assign(dk, T(0));
     r.assign(dv, T(0));
     y.assign(dv, T(0));
+    rn.assign(dv, T(0));
   }
 };
 
@@ -73,6 +84,20 @@ struct StepInfo {
   T gate_cos = T(0);    // c_t = a^_t . k^_t (VLA only)
   T delta = T(0);       // Sherman-Morrison denominator (VLA only)
 };
+
+// Sum of n terms in the policy's order: P::sum when the policy fixes one (the
+// kernels' twins), else left to right from zero.
+template <class P>
+typename P::T policy_sum(const typename P::T* x, int n) {
+  using T = typename P::T;
+  if constexpr (requires { P::sum(x, n); }) {
+    return P::sum(x, n);
+  } else {
+    T acc = T(0);
+    for (int i = 0; i < n; ++i) acc = T(acc + x[i]);
+    return acc;
+  }
+}
 
 // phi(k), its norm and k^ (normalised or not); shared by VLA and DeltaNet.
 template <class P>
@@ -98,14 +123,13 @@ void readout(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const ty
   for (int j = 0; j < dk; ++j) w.phiq[j] = phi(q[j], elu1);
   T den = T(1);
   if (opt.readout == Readout::ratio) den = readout_den(P::dot(st.n.data(), w.phiq.data(), dk), opt.den_floor);
-  T frob2 = T(0);
   for (int i = 0; i < dv; ++i) {
     const T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
     const T y = P::dot(srow, w.phiq.data(), dk);
     o[i] = P::store_out(opt.readout == Readout::ratio ? T(y / den) : y);
-    frob2 = T(frob2 + P::dot(srow, srow, dk));
+    w.rn[i] = P::dot(srow, srow, dk);
   }
-  info.state_norm = vsqrt(frob2);
+  info.state_norm = vsqrt(policy_sum<P>(w.rn.data(), dv));
 }
 
 // One VLA step. q, k, u have dk entries, v has dv; u may be null (then u = k^).
@@ -137,7 +161,7 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   const bool ridge = ridge_due(st.t, opt.ridge_every);
   for (int i = 0; i < dk; ++i) {
     T* arow = st.A.data() + static_cast<std::size_t>(i) * dk;
-    for (int j = 0; j < dk; ++j) arow[j] = sm_entry(arow[j], w.z[i], w.g[j]);
+    for (int j = 0; j < dk; ++j) sm_update(arow[j], w.z[i], w.g[j]);
     if (ridge) arow[i] = T(arow[i] + T(opt.ridge));
     for (int j = 0; j < dk; ++j) arow[j] = P::store_state(arow[j]);
   }
@@ -157,7 +181,10 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   }
   for (int i = 0; i < dv; ++i) {
     T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
-    for (int j = 0; j < dk; ++j) srow[j] = P::store_state(state_entry(srow[j], w.r[i], w.a[j]));
+    for (int j = 0; j < dk; ++j) {
+      state_update(srow[j], w.r[i], w.a[j]);
+      srow[j] = P::store_state(srow[j]);
+    }
   }
 
   for (int j = 0; j < dk; ++j) st.n[j] = T(st.n[j] + w.phik[j]);

@@ -1,9 +1,11 @@
 // The definitional (recurrent) reference: runs the spec's recurrence, or a
 // baseline, over a whole batch of streams at any scalar type.
 //
-// This is a header template so that any scalar works (double, float128,
-// Boost.Multiprecision MPFR numbers); the certified driver (certify.hpp) runs it
-// at increasing precision.
+// This is a header template so that any scalar works (double, Float128, Mpfr;
+// scalars.hpp); the certified driver (certify.hpp) runs it at increasing
+// precision. The plain runs at the three reference scalars are compiled once
+// (run_model in instances_*.cpp): include models.hpp for those instead of
+// instantiating this template again.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 
 #include "vla/core/recurrence.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/reference/policy.hpp"
 
 namespace vla::ref {
 
@@ -31,7 +34,7 @@ struct NoObserver {
                   const core::StepInfo<Scalar>&) const {}
 };
 
-template <class Scalar, class Policy = core::SequentialPolicy<Scalar>, class Observer = NoObserver<Scalar>>
+template <class Scalar, class Policy = RefPolicy<Scalar>, class Observer = NoObserver<Scalar>>
 Result<Scalar> run_recurrent(const Stream& s, const Options& opt, Observer&& observe = Observer{}) {
   const Dims& d = s.dims;
   if (opt.model == Model::softmax) throw std::invalid_argument("run_recurrent: softmax attention has no recurrence; use run_softmax");
