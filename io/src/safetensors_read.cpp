@@ -90,7 +90,7 @@ class Parser {
     json j;
     try {
       j = json::parse(text.begin(), text.end(), cb);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
       fail("header is not valid JSON / UTF-8: " + printable(e.what()));
     }
     if (!duplicate.empty()) fail(duplicate);

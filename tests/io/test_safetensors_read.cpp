@@ -96,6 +96,7 @@ std::vector<Bad> bad_files() {
       {"offsets_one_number", one(R"({"dtype":"F64","shape":[1],"data_offsets":[8]})", test::kF64_1_5), "data_offsets must be an array [begin, end]"},
       {"offsets_reversed", one(R"({"dtype":"F64","shape":[1],"data_offsets":[8,0]})", test::kF64_1_5), "end before they begin"},
       {"offsets_out_of_range", one(R"({"dtype":"F64","shape":[1],"data_offsets":[8,16]})", test::kF64_1_5), "beyond the 8-byte buffer"},
+      {"overflowing_number", one(R"({"dtype":"F64","shape":[1],"data_offsets":[0,1e400]})", test::kF64_1_5), "number overflow"},
       {"negative_offset", one(R"({"dtype":"F64","shape":[1],"data_offsets":[-8,0]})", test::kF64_1_5), "negative value"},
       {"overlap", handmade(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", test::kF64_1_5),
        "tensor 'b': data overlaps tensor 'a'"},
