@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 
 #include "vla/core/hd.hpp"
@@ -52,5 +53,21 @@ VLA_HD float bf16_bits_to_float(std::uint16_t b) {
 
 // x rounded to the nearest bf16, returned as a float holding that value exactly.
 VLA_HD float round_bf16(float x) { return bf16_bits_to_float(bf16_bits_rne(x)); }
+
+// The bf16 nearest to a double (ties to even), rounded once. Rounding the
+// double to float first would round twice and can miss a tie's direction; the
+// float here is rounded to odd instead (truncate, then set the last bit when
+// inexact), which keeps enough information for the final RNE step to be exact
+// (float has 16 more significant bits than bf16, and >= 2 suffice).
+inline std::uint16_t bf16_bits_rne_from_double(double x) {
+  float f = static_cast<float>(x);  // RNE; fixed below when inexact
+  if (!(f == f) || static_cast<double>(f) == x) return bf16_bits_rne(f);
+  if (f > 0.0f ? static_cast<double>(f) > x : static_cast<double>(f) < x) f = std::nextafter(f, 0.0f);
+  std::uint32_t u = float_bits(f);
+  if ((u & 0x7fffffffu) != 0x7f800000u) u |= 1u;  // odd; an Inf (|x| beyond float) stays Inf
+  return bf16_bits_rne(bits_float(u));
+}
+
+inline float round_bf16_from_double(double x) { return bf16_bits_to_float(bf16_bits_rne_from_double(x)); }
 
 }  // namespace vla::core

@@ -1,0 +1,53 @@
+// The fused forward kernel's parameters and launcher (device pointers; no CUDA
+// types, so plain C++ such as the benchmark can include it). One launch runs
+// all T steps for every (batch, head): one block per (b, h), state on chip.
+#pragma once
+
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/impl.hpp"
+
+namespace vla::gpu {
+
+struct FusedParams {
+  // Inputs [B, T, H, D] of the kernel's input type (float, or bf16 bit
+  // patterns); u may be null (then u_t = k^_t). Device pointers, 16-byte aligned.
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* u = nullptr;
+  // Outputs: o [B, T, H, D] of the output type; S, A [B, H, D, D] float;
+  // state_norm [B, T, H] float.
+  void* o = nullptr;
+  float* S = nullptr;
+  float* A = nullptr;
+  float* state_norm = nullptr;
+  int B = 0, T = 0, H = 0, D = 0;
+  // Options (docs/SPEC.md), with the constants the generic step derives from
+  // them rounded to float on the host exactly as the step does.
+  bool elu1 = true, normalize_key = true, normalize_gate = true, ratio = true, u_unit_scaled = false;
+  double delta_floor = 0.0, den_floor = 0.0;
+  int ridge_every = 0;
+  float ridge = 0.0f;
+  float inv_lambda0 = 1.0f;  // float(1) / float(lambda0), A_0's diagonal
+  float inv_sqrt_dk = 1.0f;  // float(1) / sqrtf(float(D)), the u scaling
+};
+
+// Fills the option fields and the shape; leaves the pointers to the caller.
+FusedParams make_params(const Options& opt, const Dims& d, bool has_u);
+
+#if defined(VLA_HAVE_CUDA)
+// Launches the kernel of `kind` on `stream` (a cudaStream_t; null = default) and
+// checks the launch. Throws std::invalid_argument for an unsupported D and
+// std::runtime_error for a CUDA error.
+void launch_fused(const FusedParams& p, impl::Kind kind, void* stream);
+
+// Registers, shared memory and threads of the kernel of `kind` at head
+// dimension d (for the benchmark's report).
+struct KernelInfo {
+  int threads = 0, registers = 0, shared_bytes = 0, local_bytes = 0, blocks_per_sm = 0;
+};
+KernelInfo fused_kernel_info(impl::Kind kind, int d);
+#endif
+
+}  // namespace vla::gpu

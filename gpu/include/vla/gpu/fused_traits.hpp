@@ -1,0 +1,45 @@
+// How the fused kernel spreads one (batch, head) over a thread block, per head
+// dimension D (Dk = Dv = D). Shared by the kernel and its CPU twin: the twin's
+// reduction order (twin_policy.hpp) is derived from the same constants, so the
+// two cannot drift apart.
+//
+// Layout: the block's NT threads form NT/G groups of G consecutive lanes (a
+// group never straddles a warp). Group gi owns rows gi*R .. gi*R+R-1 of A and
+// of S; lane c of a group owns columns c*CW .. c*CW+CW-1 of those rows, and the
+// same column segment of every column-indexed vector (k^, u, g, a, n, phi(q)),
+// which every group holds redundantly, so vector dots need no block-wide
+// communication.
+#pragma once
+
+namespace vla::gpu {
+
+template <int D_, int NT_, int G_>
+struct FusedTraitsBase {
+  static constexpr int D = D_;
+  static constexpr int NT = NT_;           // threads per block (one block per (b, h))
+  static constexpr int G = G_;             // lanes per row group: a dot's shuffle tree has log2(G) levels
+  static constexpr int CW = D / G;         // columns per lane: sequential FMAs per dot segment
+  static constexpr int GROUPS = NT / G;    // row groups in the block
+  static constexpr int R = D / GROUPS;     // rows per thread
+  static constexpr int GPW = 32 / G;       // row groups per warp
+  static constexpr int NW = NT / 32;       // warps
+  static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two dividing the warp");
+  static_assert(NT % 32 == 0 && NT <= 1024, "whole warps");
+  static_assert(D % G == 0 && CW % 4 == 0, "column segments of whole 16-byte vectors of floats");
+  static_assert(D % GROUPS == 0 && R >= 1, "every thread owns whole rows");
+};
+
+template <int D>
+struct FusedTraits;
+// Chosen so that state (2 R CW floats) plus the vectors fit in registers at one
+// block per head; see reports/gpu for the register counts and timings.
+template <>
+struct FusedTraits<16> : FusedTraitsBase<16, 32, 4> {};
+template <>
+struct FusedTraits<32> : FusedTraitsBase<32, 64, 4> {};
+template <>
+struct FusedTraits<64> : FusedTraitsBase<64, 128, 8> {};
+template <>
+struct FusedTraits<128> : FusedTraitsBase<128, 512, 16> {};
+
+}  // namespace vla::gpu

@@ -1,0 +1,143 @@
+// The fused CUDA kernels against their CPU twins and the double reference.
+// Plain main (no GTest) so that it builds on the device machine with nvcc alone
+// (gpu/standalone). Without a GPU it prints one line saying so and passes.
+//   test_gpu_cuda [--quick]   --quick: small shapes only (for compute-sanitizer)
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "streams.hpp"
+#include "vla/gpu/error_model.hpp"
+#include "vla/gpu/impl.hpp"
+#include "vla/gpu/plain.hpp"
+
+using namespace vla;
+using vla::impl::Kind;
+
+namespace {
+
+int failures = 0, cases = 0;
+
+void fail(const std::string& what) {
+  ++failures;
+  std::printf("FAIL %s\n", what.c_str());
+}
+
+// Largest distance in ulps (of the element's storage type) and count of
+// differing elements between two outputs.
+struct Diff {
+  double max_ulps = 0;
+  std::size_t differing = 0, nonfinite = 0;
+};
+void diff_into(Diff& d, const std::vector<double>& a, const std::vector<double>& b, bool bf16) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) ++d.nonfinite;
+    if (a[i] != b[i]) {
+      ++d.differing;
+      d.max_ulps = std::max(d.max_ulps, accuracy::ulps(a[i], b[i], bf16));
+    }
+  }
+}
+Diff diff(const Outputs& a, const Outputs& b, bool bf16_o) {
+  Diff d;
+  diff_into(d, a.o, b.o, bf16_o);
+  diff_into(d, a.S, b.S, false);
+  diff_into(d, a.A, b.A, false);
+  diff_into(d, a.state_norm, b.state_norm, false);
+  return d;
+}
+
+struct Case {
+  std::string name;
+  int B, T, H, D;
+  Options opt;
+  ts::Family fam = ts::Family::gaussian;
+  bool with_u = false;
+  // Bitwise agreement with the twin is required when no expf is evaluated
+  // (identity map, or elu1 on positive inputs): then every operation is
+  // correctly rounded on both sides and the order is the same.
+  bool bitwise() const { return opt.feature_map == FeatureMap::identity || fam == ts::Family::positive; }
+};
+
+void run_case(const Case& c, std::uint64_t seed) {
+  const Stream s0 = ts::make_stream(c.B, c.T, c.H, c.D, seed, c.fam, c.with_u);
+  for (Kind kind : {Kind::fp32, Kind::bf16, Kind::bf16_state}) {
+    ++cases;
+    const std::string tag = c.name + " " + impl::to_string(kind) + " B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) +
+                            " H=" + std::to_string(c.H) + " D=" + std::to_string(c.D);
+    try {
+      const Stream s = ts::rounded_for(s0, kind);
+      const Outputs gpu = impl::run(s, c.opt, kind, impl::Device::cuda);
+      const Outputs twin = impl::run(s, c.opt, kind, impl::Device::cpu);
+      const Outputs base = impl::run_plain(s, c.opt, kind);
+      const Outputs ref = ts::reference_double(s, c.opt);
+      const auto prec = accuracy::precision_of(kind);
+      const Diff d = diff(gpu, twin, prec.bf16_out);
+      const auto v = accuracy::check(gpu, ref, base, prec);
+      std::printf("%-4s %-58s vs twin: %zu differ, max %.1f ulp | vs reference: %s\n",
+                  v.pass && d.nonfinite == 0 && (!c.bitwise() || d.differing == 0) ? "ok" : "FAIL", tag.c_str(), d.differing,
+                  d.max_ulps, v.summary().c_str());
+      if (d.nonfinite) fail(tag + ": " + std::to_string(d.nonfinite) + " non-finite (unwritten or overflowed) elements");
+      if (c.bitwise() && d.differing) fail(tag + ": kernel and twin differ without any expf in the computation");
+      if (!v.pass) fail(tag + ": outside the error model");
+    } catch (const std::exception& e) {
+      fail(tag + ": " + e.what());
+    }
+  }
+}
+
+std::vector<Case> cases_for(bool quick) {
+  std::vector<Case> cs;
+  const Options paper = preset_options(Preset::paper), v3 = preset_options(Preset::vla_v3);
+  Options identity = paper;
+  identity.feature_map = FeatureMap::identity;
+  const int dims[] = {16, 32, 64, 128};
+  if (quick) {
+    for (int D : dims) {
+      cs.push_back({"paper", 2, 67, 3, D, paper});
+      cs.push_back({"vla-v3+u", 1, 41, 3, D, v3, ts::Family::gaussian, true});
+      cs.push_back({"identity", 1, 9, 2, D, identity});
+    }
+    return cs;
+  }
+  // T in {1, 2, 63, 64, 65, 1000, 4096}; B*H = 15 or 7 (not a multiple of anything).
+  for (int D : dims)
+    for (int T : {1, 2, 63, 64, 65, 1000}) cs.push_back({"paper", 3, T, 5, D, paper});
+  for (int D : dims) cs.push_back({"paper", 1, 4096, 7, D, paper});
+  for (int D : dims) {
+    cs.push_back({"vla-v3", 3, 1000, 5, D, v3});
+    cs.push_back({"vla-v3", 1, 4096, 3, D, v3});
+    cs.push_back({"vla-v3+u", 3, 65, 5, D, v3, ts::Family::gaussian, true});
+    cs.push_back({"positive", 3, 300, 5, D, paper, ts::Family::positive});
+    cs.push_back({"positive-v3+u", 2, 300, 3, D, v3, ts::Family::positive, true});
+    cs.push_back({"identity", 3, 300, 5, D, identity});
+    cs.push_back({"heavy", 2, 300, 3, D, paper, ts::Family::heavy});
+  }
+  // Each remaining option on its own (D = 32): normalisation variants, raw readout.
+  for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
+    Options o = paper;
+    o.normalize = nz;
+    cs.push_back({"normalize-" + to_string(nz), 2, 50, 3, 32, o});
+  }
+  Options raw = paper;
+  raw.readout = Readout::raw;
+  cs.push_back({"raw", 2, 200, 3, 32, raw});
+  return cs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (!impl::cuda_available()) {
+    std::printf("test_gpu_cuda: no CUDA device visible (or built without CUDA): CUDA kernel tests not run\n");
+    return 0;
+  }
+  std::uint64_t seed = 2024;
+  for (const Case& c : cases_for(quick)) run_case(c, ++seed);
+  std::printf("%s: %d of %d kernel runs failed\n", failures ? "FAILED" : "PASSED", failures, cases);
+  return failures ? 1 : 0;
+}

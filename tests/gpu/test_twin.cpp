@@ -1,0 +1,218 @@
+// The CPU twins of the fused kernels against the double reference, under the
+// error model; the twin's reduction order; poisoning. These run everywhere (CI
+// has no GPU) and so check the kernels' arithmetic on the CPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "streams.hpp"
+#include "vla/gpu/error_model.hpp"
+#include "vla/gpu/impl.hpp"
+#include "vla/gpu/plain.hpp"
+#include "vla/gpu/precision.hpp"
+#include "vla/gpu/twin_policy.hpp"
+
+using namespace vla;
+using vla::impl::Kind;
+
+namespace {
+
+const Kind kKinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
+
+accuracy::Verdict twin_verdict(const Stream& s0, const Options& opt, Kind kind) {
+  const Stream s = ts::rounded_for(s0, kind);
+  const Outputs cand = impl::run(s, opt, kind, impl::Device::cpu);
+  const Outputs base = impl::run_plain(s, opt, kind);
+  const Outputs ref = ts::reference_double(s, opt);
+  return accuracy::check(cand, ref, base, accuracy::precision_of(kind));
+}
+
+struct Shape {
+  int D, T, B, H;
+};
+
+void sweep(const std::vector<Shape>& shapes, Preset preset, std::uint64_t seed) {
+  for (const Shape& sh : shapes) {
+    const Stream s = ts::make_stream(sh.B, sh.T, sh.H, sh.D, seed + sh.D * 7919 + sh.T);
+    for (Kind kind : kKinds) {
+      const auto v = twin_verdict(s, preset_options(preset), kind);
+      EXPECT_TRUE(v.pass) << impl::to_string(kind) << " D=" << sh.D << " T=" << sh.T << " B=" << sh.B << " H=" << sh.H
+                          << " preset " << to_string(preset) << ": " << v.summary();
+    }
+  }
+}
+
+}  // namespace
+
+// T in {1, 2, 63, 64, 65, 1000, 4096} and every D; B*H = 15 is odd (no block
+// multiple). Long T only at small D so that CI stays quick on 2 cores.
+TEST(TwinVsReference, PaperPresetShapes) {
+  sweep({{16, 1, 3, 5}, {16, 2, 3, 5}, {16, 63, 3, 5}, {16, 64, 3, 5}, {16, 65, 3, 5}, {16, 1000, 3, 5}, {16, 4096, 1, 3},
+         {32, 1, 3, 5}, {32, 2, 3, 5}, {32, 65, 3, 5}, {32, 1000, 1, 3},
+         {64, 1, 3, 5}, {64, 63, 3, 5}, {64, 64, 1, 3}, {64, 1000, 1, 1},
+         {128, 1, 1, 3}, {128, 2, 1, 3}, {128, 65, 1, 3}},
+        Preset::paper, 11);
+}
+
+TEST(TwinVsReference, VlaV3PresetShapes) {
+  // T = 65 passes the ridge at t = 20, 40, 60; T = 1000 and 4096 many times.
+  sweep({{16, 1, 3, 5}, {16, 65, 3, 5}, {16, 4096, 1, 3}, {32, 65, 3, 5}, {32, 1000, 1, 3}, {64, 65, 1, 3}, {128, 65, 1, 2}},
+        Preset::vla_v3, 23);
+}
+
+// Every option on its own, with and without a u input, on short streams.
+TEST(TwinVsReference, EachOption) {
+  struct C {
+    std::string name;
+    Options opt;
+    int T;
+  };
+  std::vector<C> cases;
+  auto add = [&](std::string name, int T, auto edit) {
+    Options o;
+    edit(o);
+    cases.push_back({std::move(name), o, T});
+  };
+  add("identity map", 40, [](Options& o) { o.feature_map = FeatureMap::identity; });
+  add("raw readout", 40, [](Options& o) { o.readout = Readout::raw; });
+  add("normalize key", 40, [](Options& o) { o.normalize = Normalize::key; });
+  add("normalize gate", 40, [](Options& o) { o.normalize = Normalize::gate; });
+  // Without normalisation the state grows geometrically: 12 steps stay far from
+  // float's range (NormalizeNoneOverflowsFloatNorm shows what lies beyond).
+  add("normalize none", 12, [](Options& o) { o.normalize = Normalize::none; });
+  add("lambda0 0.25", 40, [](Options& o) { o.lambda0 = 0.25; });
+  add("u unit scaled", 40, [](Options& o) { o.u_unit_scaled = true; });
+  add("delta floor", 40, [](Options& o) { o.delta_floor = 1.5; });  // binds: delta = 1 + u.z <= 1 + 1/lambda0 = 2
+  add("ridge", 40, [](Options& o) { o.ridge_every = 3; o.ridge = 0.05; });
+  add("den floor", 40, [](Options& o) { o.den_floor = 1e3; });  // binds for short streams
+  for (const auto& c : cases)
+    for (bool with_u : {false, true}) {
+      const Stream s = ts::make_stream(2, c.T, 3, 16, 101, ts::Family::gaussian, with_u);
+      for (Kind kind : kKinds) {
+        const auto v = twin_verdict(s, c.opt, kind);
+        EXPECT_TRUE(v.pass) << c.name << (with_u ? " with u" : "") << " " << impl::to_string(kind) << ": " << v.summary();
+      }
+    }
+}
+
+// A finding about float implementations, not a bug of the twin: without
+// normalisation ||S_t||_F passes sqrt(FLT_MAX) ~ 1.8e19 within ~20 steps here,
+// so the sum of squares overflows and the float state norm is Inf while every
+// entry of S is still finite. The error model must flag it (Inf where the
+// reference is finite), at the step where the reference crosses the limit.
+TEST(TwinVsReference, NormalizeNoneOverflowsFloatNorm) {
+  Options opt;
+  opt.normalize = Normalize::none;
+  const int B = 2, T = 40, H = 3;
+  const Stream s = ts::rounded_for(ts::make_stream(B, T, H, 16, 101, ts::Family::gaussian, true), Kind::fp32);
+  const Outputs tw = impl::run(s, opt, Kind::fp32, impl::Device::cpu);
+  const Outputs ref = ts::reference_double(s, opt);
+  int crossing = 0;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      int first_over = -1, first_inf = -1;
+      for (int t = 0; t < T; ++t) {
+        const std::size_t i = (std::size_t(b) * T + t) * H + h;
+        if (first_over < 0 && ref.state_norm[i] > std::sqrt(3.4028234663852886e38)) first_over = t;
+        if (first_inf < 0 && std::isinf(tw.state_norm[i])) first_inf = t;
+      }
+      if (first_over < 0) continue;
+      ++crossing;
+      EXPECT_NEAR(first_inf, first_over, 1) << "b=" << b << " h=" << h;
+    }
+  ASSERT_GT(crossing, 0) << "no head grows past float's range any more; pick another stream";
+  const auto v = accuracy::check(tw, ref, impl::run_plain(s, opt, Kind::fp32), accuracy::precision_of(Kind::fp32));
+  EXPECT_FALSE(v.pass);
+  EXPECT_TRUE(std::isinf(v.worst.ratio));
+}
+
+// Heavy-tailed entries (Student-t, 3 degrees of freedom) at D = 32.
+TEST(TwinVsReference, HeavyTailedInputs) {
+  const Stream s = ts::make_stream(2, 300, 3, 32, 77, ts::Family::heavy, true);
+  for (Kind kind : kKinds) {
+    const auto v = twin_verdict(s, Options{}, kind);
+    EXPECT_TRUE(v.pass) << impl::to_string(kind) << ": " << v.summary();
+  }
+}
+
+// The twin's dot order, by hand, at D = 16 (G = 4 lanes of CW = 4 columns).
+// a = [1e8 1 1 1 | -1e8 1 1 1 | 2 0 0 0 | 0 0 0 0], b = ones. Per lane, FMAs
+// from zero: 1e8 + 1 + 1 + 1 = 1e8 (the float spacing at 1e8 is 8), likewise
+// -1e8, then 2 and 0. Tree: (1e8 + 2) + (-1e8 + 0) = 1e8 - 1e8 = 0.
+// Left to right instead: 1e8 + 3 ones = 1e8, -1e8 -> 0, + 3 + 2 = 5.
+TEST(TwinOrder, DotIsLaneSegmentsThenShuffleTree) {
+  using Tw = gpu::TwinPolicy<gpu::FusedTraits<16>, gpu::PrecFp32>;
+  using Pl = gpu::PlainPolicy<gpu::PrecFp32>;
+  static_assert(gpu::FusedTraits<16>::G == 4 && gpu::FusedTraits<16>::CW == 4, "the derivation assumes this layout");
+  const float a[16] = {1e8f, 1, 1, 1, -1e8f, 1, 1, 1, 2, 0, 0, 0, 0, 0, 0, 0};
+  float ones[16];
+  for (float& x : ones) x = 1.0f;
+  EXPECT_EQ(Tw::dot(a, ones, 16), 0.0f);
+  EXPECT_EQ(Pl::dot(a, ones, 16), 5.0f);
+}
+
+// ||S||_F^2 over D = 16 rows: R = 2 rows per thread, 8 row groups in 1 warp.
+// x = [1e8 1 | -1e8 1 | 0 ... | 4 0 | 0 ...]: threads add their rows from zero:
+// t0 = 1e8, t1 = -1e8, t4 = 4 (rows 8, 9), the rest 0. Tree over 8 groups, m = 4:
+// t0 + t4 = 1e8, t1 + t5 = -1e8; m = 2, 1: 1e8 - 1e8 = 0. Left to right: 1e8 + 1
+// = 1e8, - 1e8 = 0, + 1 = 1, + 4 = 5.
+TEST(TwinOrder, FrobeniusSumIsRowsThenGroupTreeThenWarps) {
+  using Tw = gpu::TwinPolicy<gpu::FusedTraits<16>, gpu::PrecFp32>;
+  static_assert(gpu::FusedTraits<16>::R == 2 && gpu::FusedTraits<16>::GPW == 8 && gpu::FusedTraits<16>::NW == 1, "layout");
+  float x[16] = {1e8f, 1, -1e8f, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(Tw::sum(x, 16), 0.0f);
+  EXPECT_EQ(core::policy_sum<gpu::PlainPolicy<gpu::PrecFp32>>(x, 16), 5.0f);
+}
+
+// The twin and the plain policy are the same maths in another order: their
+// results differ (the orders are really different) but only by rounding: both
+// sit within the model of the reference, and their difference is of the size
+// of the plain implementation's own error.
+TEST(TwinOrder, TwinDiffersFromPlainOnlyByRounding) {
+  const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, 64, 5), Kind::fp32);
+  const Outputs tw = impl::run(s, Options{}, Kind::fp32, impl::Device::cpu);
+  const Outputs pl = impl::run_plain(s, Options{}, Kind::fp32);
+  const Outputs ref = ts::reference_double(s, Options{});
+  double diff = 0, err_pl = 0, scale = 0;
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < ref.o.size(); ++i) {
+    diff = std::max(diff, std::fabs(tw.o[i] - pl.o[i]));
+    err_pl = std::max(err_pl, std::fabs(pl.o[i] - ref.o[i]));
+    scale = std::max(scale, std::fabs(ref.o[i]));
+    differing += tw.o[i] != pl.o[i];
+  }
+  EXPECT_GT(differing, 0u) << "the twin's order should differ from left to right somewhere";
+  EXPECT_GT(diff, 0.0);
+  EXPECT_LE(diff, 4 * err_pl) << "the orders differ by more than rounding";
+  EXPECT_LE(err_pl, 1e-4 * scale);
+}
+
+// Bad input: clear errors naming what is wrong.
+TEST(TwinErrors, UnsupportedShapesAndModels) {
+  Stream s = ts::make_stream(1, 4, 1, 16, 3);
+  Options opt;
+  opt.model = Model::linear;
+  EXPECT_THROW(impl::run(s, opt, Kind::fp32, impl::Device::cpu), std::invalid_argument);
+  Stream s24 = ts::make_stream(1, 4, 1, 24, 3);
+  try {
+    impl::run(s24, Options{}, Kind::bf16, impl::Device::cpu);
+    FAIL() << "D = 24 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("24"), std::string::npos) << e.what();
+  }
+  // A key that rounds to a zero feature vector in bf16 (identity map, |k| < 2^-134).
+  Options id;
+  id.feature_map = FeatureMap::identity;
+  Stream tiny = ts::make_stream(1, 2, 1, 16, 3);
+  for (int j = 0; j < 16; ++j) tiny.k[16 + j] = 1e-42;
+  EXPECT_NO_THROW(impl::run(tiny, id, Kind::fp32, impl::Device::cpu));  // 1e-42 is a float subnormal
+  try {
+    impl::run(tiny, id, Kind::bf16, impl::Device::cpu);
+    FAIL() << "zero bf16 key accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("t=1"), std::string::npos) << e.what();
+  }
+  if (!impl::cuda_available()) EXPECT_THROW(impl::run(s, Options{}, Kind::fp32, impl::Device::cuda), std::runtime_error);
+}
