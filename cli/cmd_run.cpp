@@ -1,0 +1,207 @@
+// vla run: one implementation on one input stream, written to a safetensors file
+// whose metadata records everything needed to reproduce and trust it.
+//
+// Order of work: options, then the output path (so a refused overwrite costs
+// nothing), then the input file and its values, then the run, then one atomic
+// write. Any error before the write leaves no file behind; a reference result
+// short of --require-bits is reported and not written (exit 1).
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "registry.hpp"
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/impl.hpp"
+#include "vla/io/stream_io.hpp"
+#include "vla/io/version.hpp"
+#include "vla/reference/certify.hpp"
+
+namespace vla::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunArgs {
+  std::string input, output;
+  std::string impl = "reference", device, scalar = "mpfr", preset = "paper";
+  int bits = 256;
+  double require_bits = 0;
+  std::string feature_map, readout, normalize, baseline;
+  double lambda0 = 0, delta_floor = 0, ridge = 0, den_floor = 0, beta = 1, decay = 1;
+  int ridge_every = 0;
+  bool u_unit_scaled = false, force = false;
+  // Set by CLI11; an option counts as given when its count() > 0.
+  CLI::Option *o_device, *o_scalar, *o_bits, *o_require, *o_fm, *o_readout, *o_lambda0, *o_norm, *o_uus, *o_dfloor,
+      *o_rev, *o_ridge, *o_den, *o_baseline, *o_beta, *o_decay;
+};
+
+bool given(const CLI::Option* o) { return o->count() > 0; }
+
+// The preset, then every explicitly given option on top of it.
+Options build_options(const RunArgs& a) {
+  Options o = preset_options(parse_preset(a.preset));
+  if (given(a.o_fm)) o.feature_map = parse_feature_map(a.feature_map);
+  if (given(a.o_readout)) o.readout = parse_readout(a.readout);
+  if (given(a.o_norm)) o.normalize = parse_normalize(a.normalize);
+  if (given(a.o_lambda0)) o.lambda0 = a.lambda0;
+  if (given(a.o_uus)) o.u_unit_scaled = a.u_unit_scaled;
+  if (given(a.o_dfloor)) o.delta_floor = a.delta_floor;
+  if (given(a.o_rev)) o.ridge_every = a.ridge_every;
+  if (given(a.o_ridge)) o.ridge = a.ridge;
+  if (given(a.o_den)) o.den_floor = a.den_floor;
+  if (given(a.o_baseline)) o.model = parse_model(a.baseline);
+  if (o.model != Model::deltanet && (given(a.o_beta) || given(a.o_decay))) {
+    throw InputError("--deltanet-beta and --deltanet-decay apply to --baseline deltanet only");
+  }
+  if (given(a.o_beta)) o.deltanet_beta = a.beta;
+  if (given(a.o_decay)) o.deltanet_decay = a.decay;
+  validate(o);
+  return o;
+}
+
+void check_output_path(const RunArgs& a) {
+  const fs::path out(a.output);
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) throw InputError("--output " + a.output + " is a folder");
+  if (fs::exists(fs::symlink_status(out, ec)) && !a.force) {
+    throw InputError("--output " + a.output + " already exists; pass --force to replace it");
+  }
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw InputError("--output " + a.output + ": folder " + dir.string() + " does not exist");
+}
+
+std::string dtypes_string(const io::StreamFile& f) {
+  std::string s;
+  for (const char* n : {"q", "k", "v", "u"})
+    if (f.dtypes.count(n)) s += (s.empty() ? "" : " ") + std::string(n) + "=" + io::to_string(f.dtypes.at(n));
+  return s;
+}
+
+// Every option of the spec, both as one line and as one key each.
+void add_spec(io::Metadata& m, const Options& opt, const std::string& preset) {
+  m["preset"] = preset;
+  m["spec"] = describe(opt);
+  std::istringstream words(m["spec"]);
+  for (std::string w; words >> w;) {
+    const auto eq = w.find('=');
+    if (eq != std::string::npos) m["spec." + w.substr(0, eq)] = w.substr(eq + 1);
+  }
+}
+
+// Rounded down, so that the file never claims more than was certified.
+std::string bits_string(double b) { return std::isfinite(b) ? fmt::format("{:.2f}", std::floor(b * 100) / 100) : fmt::format("{}", b); }
+
+int run(const RunArgs& a) {
+  const bool reference = a.impl == "reference";
+  if (!reference) {
+    for (const CLI::Option* o : {a.o_scalar, a.o_bits, a.o_require})
+      if (given(o)) throw InputError(o->get_name() + " applies to --impl reference only");
+  } else {
+    if (given(a.o_device) && a.device != "cpu") throw InputError("--device " + a.device + ": the reference runs on the CPU only");
+    if (given(a.o_bits) && a.scalar != "mpfr") throw InputError("--bits applies to --scalar mpfr only");
+    if (a.bits < ref::kMinBits || a.bits > ref::kMaxBits) {
+      throw InputError("--bits must be between " + std::to_string(ref::kMinBits) + " and " + std::to_string(ref::kMaxBits) + " (got " +
+                       std::to_string(a.bits) + ")");
+    }
+    if (!(a.require_bits >= 0) || !std::isfinite(a.require_bits)) throw InputError("--require-bits must be finite and >= 0");
+  }
+  const Options opt = build_options(a);
+  check_output_path(a);
+
+  const io::StreamFile in = io::load_stream(a.input);
+  validate_stream(in.stream, opt);
+  const Dims& d = in.stream.dims;
+
+  io::Metadata meta;
+  meta["tool"] = io::tool_version();
+  meta["command"] = "run";
+  meta["input"] = a.input;
+  meta["input_dtypes"] = dtypes_string(in);
+  meta["dims"] = fmt::format("B={} T={} H={} Dk={} Dv={}", d.B, d.T, d.H, d.Dk, d.Dv);
+  meta["impl"] = a.impl;
+  add_spec(meta, opt, a.preset);
+  std::cout << "vla run: input " << a.input << ": " << meta["dims"] << " (" << meta["input_dtypes"] << ")\n"
+            << "  spec: preset=" << a.preset << " " << meta["spec"] << "\n";
+
+  Outputs out;
+  if (reference) {
+    ref::CertifyRequest req;
+    req.scalar = ref::parse_scalar(a.scalar);
+    req.bits = a.bits;
+    req.required_bits = a.require_bits;
+    meta["device"] = "cpu";
+    std::cout << "  impl: reference, scalar " << a.scalar << (a.scalar == "mpfr" ? fmt::format(" at {} bits", a.bits) : "")
+              << ", device cpu\n" << std::flush;
+    ref::Certified c = ref::run_certified(in.stream, opt, req);
+    meta["scalar"] = ref::to_string(req.scalar);
+    meta["bits"] = std::to_string(a.bits);
+    meta["working_bits"] = std::to_string(c.working_bits);
+    meta["certified_bits"] = bits_string(c.certified_bits);
+    meta["certification"] = c.method;
+    meta["certified_bits_elementwise"] = bits_string(c.certified_bits_elementwise);
+    meta["worst_element"] = c.worst;
+    if (a.require_bits > 0) meta["required_bits"] = bits_string(a.require_bits);
+    std::cout << "  working precision " << c.working_bits << " bits; certified " << meta["certified_bits"] << " correct bits ("
+              << c.method << ")\n  worst element: " << c.worst << "\n";
+    if (!c.meets_requirement || c.certified_bits < a.require_bits) {
+      std::cerr << "vla: error: certified only " << meta["certified_bits"] << " bits, fewer than --require-bits "
+                << bits_string(a.require_bits) << "; raise --bits. No output written.\n";
+      return kExitFail;
+    }
+    out = std::move(c.out);
+  } else {
+    const impl::Kind kind = impl::parse_kind(a.impl);
+    const impl::Device dev = given(a.o_device) ? impl::parse_device(a.device)
+                             : impl::cuda_available() ? impl::Device::cuda
+                                                      : impl::Device::cpu;
+    if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
+    meta["device"] = impl::to_string(dev);
+    std::cout << "  impl: " << a.impl << ", device " << meta["device"] << (dev == impl::Device::cpu ? " (CPU twin)" : "") << "\n";
+    if (a.impl != "fp32" && in.min_significand_bits() > io::significand_bits(io::DType::BF16)) {
+      std::cout << "  note: the input holds values wider than bf16; " << a.impl << " rounds them to bf16 once on input\n";
+    }
+    out = impl::run(in.stream, opt, kind, dev);
+  }
+
+  io::save_outputs(a.output, out, meta, io::DType::F64, a.force);
+  std::cout << "  wrote " << a.output << "\n";
+  return kExitOk;
+}
+
+Register reg{Command{
+    "run", "Run an implementation (default: the certified reference) on a stream and write its outputs",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<RunArgs>();
+      sub.add_option("--input", a->input, "Input safetensors file with q, k, v [B,T,H,D] and optional u")->required();
+      sub.add_option("--output", a->output, "Output safetensors file (o, S, A, state_norm + metadata)")->required();
+      sub.add_option("--impl", a->impl, "Implementation")->capture_default_str()->check(CLI::IsMember({"reference", "fp32", "bf16", "bf16-state"}));
+      a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      a->o_scalar = sub.add_option("--scalar", a->scalar, "Reference scalar")->capture_default_str()->check(CLI::IsMember({"mpfr", "float128", "double"}));
+      a->o_bits = sub.add_option("--bits", a->bits, "Reference working precision (mpfr)")->capture_default_str();
+      a->o_require = sub.add_option("--require-bits", a->require_bits,
+                                    "Exit 1 without writing when fewer bits are certified");
+      sub.add_option("--preset", a->preset, "Preset; explicit options override it")->capture_default_str()->check(CLI::IsMember({"paper", "vla-v3"}));
+      a->o_fm = sub.add_option("--feature-map", a->feature_map, "phi (default elu1)")->check(CLI::IsMember({"elu1", "identity"}));
+      a->o_readout = sub.add_option("--readout", a->readout, "o = y / (n.phi(q)) or raw y (default ratio)")->check(CLI::IsMember({"ratio", "raw"}));
+      a->o_lambda0 = sub.add_option("--lambda0", a->lambda0, "Initial penalty (> 0)");
+      a->o_norm = sub.add_option("--normalize", a->normalize, "Which of k^ and a^ are unit-normalised (default both)")->check(CLI::IsMember({"both", "key", "gate", "none"}));
+      a->o_uus = sub.add_flag("--u-unit-scaled", a->u_unit_scaled, "u <- u/||u||/sqrt(Dk) (--u-unit-scaled=false turns it off)");
+      a->o_dfloor = sub.add_option("--delta-floor", a->delta_floor, "delta <- max(delta, X)");
+      a->o_rev = sub.add_option("--ridge-every", a->ridge_every, "Add --ridge I to A after every N-th step");
+      a->o_ridge = sub.add_option("--ridge", a->ridge, "Ridge added to A");
+      a->o_den = sub.add_option("--den-floor", a->den_floor, "Ratio denominator <- max(den, X)");
+      a->o_baseline = sub.add_option("--baseline", a->baseline, "Run a baseline instead of VLA")
+                          ->check(CLI::IsMember({"vla", "linear", "deltanet", "softmax"}));
+      a->o_beta = sub.add_option("--deltanet-beta", a->beta, "DeltaNet write strength (default 1)");
+      a->o_decay = sub.add_option("--deltanet-decay", a->decay, "DeltaNet state decay (default 1)");
+      sub.add_flag("--force", a->force, "Replace an existing output file");
+      return [a] { return run(*a); };
+    }}};
+
+}  // namespace
+}  // namespace vla::cli
