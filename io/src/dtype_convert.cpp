@@ -24,16 +24,6 @@ double f16_bits_to_double(std::uint16_t bits) {
 
 double bf16_bits_to_double(std::uint16_t bits) { return static_cast<double>(core::bf16_bits_to_float(bits)); }
 
-float round_to_odd_float(double x) {
-  if (!std::isfinite(x)) return static_cast<float>(x);
-  float f = static_cast<float>(x);  // RNE; may overflow to Inf
-  if (static_cast<double>(f) == x) return f;
-  // Truncate toward zero, then make the last bit sticky.
-  if (std::isinf(f) || std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
-  std::uint32_t u = core::float_bits(f) | 1u;
-  return core::bits_float(u);
-}
-
-std::uint16_t bf16_bits_from_double(double x) { return core::bf16_bits_rne(round_to_odd_float(x)); }
+std::uint16_t bf16_bits_from_double(double x) { return core::bf16_bits_rne_from_double(x); }
 
 }  // namespace vla::io
