@@ -63,15 +63,16 @@ TEST(Mpfr, InPlaceFormsEqualGenericForms) {
   EXPECT_TRUE(RefPolicy<Mpfr>::dot(u.data(), v.data(), 3) == chain);
 }
 
-// binary128's FMA rounds once: a*b+c with a = b = 1 + 2^-60, c = -(1 + 2^-59)
-// is exactly 2^-120, which two roundings would lose (a*b rounds to 1 + 2^-59).
-TEST(Float128, FmaRoundsOnce) {
-  const Float128 a = 1 + ldexp(Float128(1), -60), c = -(1 + ldexp(Float128(1), -59));
-  using vla::core::vfma;
-  EXPECT_TRUE(vfma(a, a, c) == ldexp(Float128(1), -120));
+// The reference's binary128 arithmetic keeps 113 bits: with a = 1 + 2^-50,
+// a*a = 1 + 2^-49 + 2^-100 is exact in 113 bits (it spans 101), so
+// a*a - (1 + 2^-49) = 2^-100 exactly, which double (53 bits) would round to 0.
+TEST(Float128, DotKeeps113Bits) {
+  const Float128 a = 1 + ldexp(Float128(1), -50), c = -(1 + ldexp(Float128(1), -49));
   Float128 acc = c;
   fma_into(acc, a, a);
-  EXPECT_TRUE(acc == ldexp(Float128(1), -120));
+  EXPECT_TRUE(acc == ldexp(Float128(1), -100));
+  const Float128 x[] = {a, Float128(1)}, y[] = {a, c};
+  EXPECT_TRUE(RefPolicy<Float128>::dot(x, y, 2) == ldexp(Float128(1), -100));
 }
 
 // to_mpfr(Float128) keeps all 113 bits: 1 + 2^-112 and a scaled negative value

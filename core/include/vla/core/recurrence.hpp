@@ -12,6 +12,9 @@
 //   static T dot(const T* a, const T* b, int n);     a reduction of a.b in a fixed order
 //   static T store_state(const T& x);                rounding when S or A is stored between steps
 //   static T store_out(const T& x);                  rounding of an output element o
+//   static void matvec(const T* M, const T* x, T* y, int rows, int n);
+//                                                    optional: y_i = dot(M_i, x), same values
+//   static void row_sqnorms(const T* M, T* y, int rows, int n);  optional: y_i = dot(M_i, M_i)
 //   static T sum(const T* x, int n);                 optional: a sum in a fixed order (used for
 //                                                    ||S_t||_F^2 over the rows); left to right if absent
 #pragma once
@@ -44,6 +47,32 @@ template <class T>
 inline void sm_update(T& a_ij, const T& z_i, const T& g_j) { a_ij = sm_entry(a_ij, z_i, g_j); }
 template <class T>
 inline void state_update(T& s_ij, const T& r_i, const T& a_j) { s_ij = state_entry(s_ij, r_i, a_j); }
+
+// y_i = P::dot(M_i, x) for the rows of a row-major rows x n matrix. A policy may
+// provide matvec with exactly these values (the reference interleaves several
+// rows' left-to-right chains, which a CPU overlaps); otherwise row by row.
+template <class P>
+void matvec(const typename P::T* M, const typename P::T* x, typename P::T* y, int rows, int n) {
+  if constexpr (requires { P::matvec(M, x, y, rows, n); }) {
+    P::matvec(M, x, y, rows, n);
+  } else {
+    for (int i = 0; i < rows; ++i) y[i] = P::dot(M + static_cast<std::size_t>(i) * n, x, n);
+  }
+}
+
+// y_i = P::dot(M_i, M_i), the squared norms of the rows; optional policy hook
+// P::row_sqnorms with exactly these values, as for matvec.
+template <class P>
+void row_sqnorms(const typename P::T* M, typename P::T* y, int rows, int n) {
+  if constexpr (requires { P::row_sqnorms(M, y, rows, n); }) {
+    P::row_sqnorms(M, y, rows, n);
+  } else {
+    for (int i = 0; i < rows; ++i) {
+      const typename P::T* m = M + static_cast<std::size_t>(i) * n;
+      y[i] = P::dot(m, m, n);
+    }
+  }
+}
 
 template <class T>
 struct HeadState {
@@ -123,12 +152,9 @@ void readout(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const ty
   for (int j = 0; j < dk; ++j) w.phiq[j] = phi(q[j], elu1);
   T den = T(1);
   if (opt.readout == Readout::ratio) den = readout_den(P::dot(st.n.data(), w.phiq.data(), dk), opt.den_floor);
-  for (int i = 0; i < dv; ++i) {
-    const T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
-    const T y = P::dot(srow, w.phiq.data(), dk);
-    o[i] = P::store_out(opt.readout == Readout::ratio ? T(y / den) : y);
-    w.rn[i] = P::dot(srow, srow, dk);
-  }
+  matvec<P>(st.S.data(), w.phiq.data(), w.y.data(), dv, dk);
+  for (int i = 0; i < dv; ++i) o[i] = P::store_out(opt.readout == Readout::ratio ? T(w.y[i] / den) : w.y[i]);
+  row_sqnorms<P>(st.S.data(), w.rn.data(), dv, dk);
   info.state_norm = vsqrt(policy_sum<P>(w.rn.data(), dv));
 }
 
@@ -155,7 +181,7 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   }
 
   // Sherman-Morrison: z = A u, delta = 1 + u.z, A -= z z^T / delta.
-  for (int i = 0; i < dk; ++i) w.z[i] = P::dot(st.A.data() + static_cast<std::size_t>(i) * dk, w.u.data(), dk);
+  matvec<P>(st.A.data(), w.u.data(), w.z.data(), dk, dk);
   const T delta = sm_delta(P::dot(w.u.data(), w.z.data(), dk), opt.delta_floor);
   for (int j = 0; j < dk; ++j) w.g[j] = T(w.z[j] / delta);
   const bool ridge = ridge_due(st.t, opt.ridge_every);
@@ -167,7 +193,7 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   }
 
   // Gate: w = A_t k^, a^ = w / ||w||.
-  for (int i = 0; i < dk; ++i) w.w[i] = P::dot(st.A.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk);
+  matvec<P>(st.A.data(), w.kh.data(), w.w.data(), dk, dk);
   if (opt.normalize_gate()) {
     const T nw = vsqrt(P::dot(w.w.data(), w.w.data(), dk));
     for (int j = 0; j < dk; ++j) w.a[j] = T(w.w[j] / nw);
@@ -176,9 +202,8 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   }
 
   // State: r = v - S k^, S += r a^T.
-  for (int i = 0; i < dv; ++i) {
-    w.r[i] = T(v[i] - P::dot(st.S.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk));
-  }
+  matvec<P>(st.S.data(), w.kh.data(), w.r.data(), dv, dk);
+  for (int i = 0; i < dv; ++i) w.r[i] = T(v[i] - w.r[i]);
   for (int i = 0; i < dv; ++i) {
     T* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
     for (int j = 0; j < dk; ++j) {
@@ -219,7 +244,7 @@ void deltanet_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, co
   const bool elu1 = opt.feature_map == FeatureMap::elu1;
   st.t += 1;
   key_features<P>(k, dk, elu1, opt.normalize_key(), w);
-  for (int i = 0; i < dv; ++i) w.r[i] = P::dot(st.S.data() + static_cast<std::size_t>(i) * dk, w.kh.data(), dk);
+  matvec<P>(st.S.data(), w.kh.data(), w.r.data(), dv, dk);
   for (int i = 0; i < dv; ++i) {
     auto* srow = st.S.data() + static_cast<std::size_t>(i) * dk;
     for (int j = 0; j < dk; ++j) {

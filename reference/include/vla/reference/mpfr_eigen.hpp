@@ -3,8 +3,65 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <limits>
 
 #include "vla/reference/mpfr_scalar.hpp"
+
+// Eigen's decompositions also read std::numeric_limits<Scalar>::min() (as the
+// threshold below which a value counts as zero, e.g. in JacobiSVD's 2x2 step);
+// unspecialised it would be Mpfr() = 0, and an exactly symmetric 2x2 block then
+// divides by zero (NaN singular values). Values at the calling thread's precision.
+namespace std {
+template <>
+class numeric_limits<vla::ref::Mpfr> {
+ public:
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = false;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+  static constexpr int radix = 2;
+  static constexpr float_round_style round_style = round_to_nearest;
+  // MPFR has no subnormals: the smallest positive number is 2^(emin - 1).
+  static vla::ref::Mpfr min() {
+    vla::ref::Mpfr r;
+    mpfr_set_ui_2exp(r.get(), 1, mpfr_get_emin() - 1, MPFR_RNDN);
+    return r;
+  }
+  static vla::ref::Mpfr denorm_min() { return min(); }
+  static vla::ref::Mpfr max() { return highest_(); }
+  static vla::ref::Mpfr lowest() { return -highest_(); }
+  static vla::ref::Mpfr epsilon() { return ldexp(vla::ref::Mpfr(1), 1 - long(vla::ref::Mpfr::default_bits())); }
+  static vla::ref::Mpfr round_error() { return vla::ref::Mpfr(0.5); }
+  static vla::ref::Mpfr infinity() { return inf_(); }
+  static vla::ref::Mpfr quiet_NaN() { return nan_(); }
+
+ private:
+  static vla::ref::Mpfr inf_() {
+    vla::ref::Mpfr r;
+    mpfr_set_inf(r.get(), +1);
+    return r;
+  }
+  static vla::ref::Mpfr highest_() {
+    vla::ref::Mpfr r = inf_();
+    mpfr_nextbelow(r.get());
+    return r;
+  }
+  static vla::ref::Mpfr nan_() {
+    vla::ref::Mpfr r;
+    mpfr_set_nan(r.get());
+    return r;
+  }
+};
+}  // namespace std
 
 namespace Eigen {
 
@@ -50,3 +107,4 @@ struct NumTraits<vla::ref::Mpfr> : GenericNumTraits<vla::ref::Mpfr> {
 };
 
 }  // namespace Eigen
+

@@ -11,10 +11,12 @@
 // thread's working precision, set with MpfrPrecision; a copy keeps its source's
 // precision. Every operation rounds to nearest once.
 //
-// The in-place forms at the bottom (fma_into, sm_update, state_update) are what
-// keeps the reference fast: the generic step (core/recurrence.hpp) calls them
-// unqualified, argument-dependent lookup finds these overloads, and they write
-// into the existing element with one mpfr call and no allocation.
+// Speed. The in-place forms at the bottom (fma_into, sm_update, state_update)
+// let the generic step (core/recurrence.hpp) update an element with one mpfr
+// call: it calls them unqualified and argument-dependent lookup finds these.
+// Up to kInlineBits the significand lives inside the object (MPFR's "custom"
+// interface), so a number is one 64-byte cache line, a temporary costs no
+// malloc and an operand costs no pointer chase; above it, MPFR allocates as usual.
 #pragma once
 
 #include <mpfr.h>
@@ -25,7 +27,7 @@
 
 namespace vla::ref {
 
-class Mpfr {
+class alignas(64) Mpfr {
  public:
   // The calling thread's working precision in bits (default 256).
   static mpfr_prec_t default_bits() { return bits_(); }
@@ -51,35 +53,42 @@ class Mpfr {
     return r;
   }
 
+  static constexpr int kInlineBits = 256;
+
   Mpfr(const Mpfr& o) : Mpfr(Uninit{}, mpfr_get_prec(o.v_)) { mpfr_set(v_, o.v_, MPFR_RNDN); }
   // A moved-from number may only be destroyed or assigned to.
   Mpfr(Mpfr&& o) noexcept {
-    v_[0] = o.v_[0];
-    o.v_[0]._mpfr_d = nullptr;
+    if (o.on_heap()) {
+      v_[0] = o.v_[0];
+      o.v_[0]._mpfr_d = nullptr;
+    } else {
+      init(mpfr_get_prec(o.v_));
+      mpfr_set(v_, o.v_, MPFR_RNDN);
+    }
   }
   Mpfr& operator=(const Mpfr& o) {
     if (this == &o) return *this;
-    if (!live()) {
-      mpfr_init2(v_, mpfr_get_prec(o.v_));
-    } else if (mpfr_get_prec(v_) != mpfr_get_prec(o.v_)) {
-      mpfr_set_prec(v_, mpfr_get_prec(o.v_));
+    if (!live() || mpfr_get_prec(v_) != mpfr_get_prec(o.v_)) {
+      release();
+      init(mpfr_get_prec(o.v_));
     }
     mpfr_set(v_, o.v_, MPFR_RNDN);
     return *this;
   }
   Mpfr& operator=(Mpfr&& o) noexcept {
     if (this == &o) return *this;
-    if (live()) {
-      mpfr_swap(v_, o.v_);
-    } else {
-      v_[0] = o.v_[0];
-      o.v_[0]._mpfr_d = nullptr;
+    if (o.on_heap() && (on_heap() || !live())) {
+      if (live()) {
+        mpfr_swap(v_, o.v_);
+      } else {
+        v_[0] = o.v_[0];
+        o.v_[0]._mpfr_d = nullptr;
+      }
+      return *this;
     }
-    return *this;
+    return *this = static_cast<const Mpfr&>(o);
   }
-  ~Mpfr() {
-    if (live()) mpfr_clear(v_);
-  }
+  ~Mpfr() { release(); }
 
   mpfr_ptr get() { return v_; }
   mpfr_srcptr get() const { return v_; }
@@ -153,8 +162,22 @@ class Mpfr {
 
  private:
   struct Uninit {};
-  explicit Mpfr(Uninit, mpfr_prec_t bits = bits_()) { mpfr_init2(v_, bits); }
+  explicit Mpfr(Uninit, mpfr_prec_t bits = bits_()) { init(bits); }
   bool live() const { return v_[0]._mpfr_d != nullptr; }
+  bool on_heap() const { return live() && static_cast<const void*>(v_[0]._mpfr_d) != static_cast<const void*>(limbs_); }
+  // A NaN of `bits` precision, its significand inline when it fits.
+  void init(mpfr_prec_t bits) {
+    if (mpfr_custom_get_size(bits) <= sizeof limbs_) {
+      mpfr_custom_init(limbs_, bits);
+      mpfr_custom_init_set(v_, MPFR_NAN_KIND, 0, bits, limbs_);
+    } else {
+      mpfr_init2(v_, bits);
+    }
+  }
+  void release() {
+    if (on_heap()) mpfr_clear(v_);
+    v_[0]._mpfr_d = nullptr;
+  }
   static mpfr_prec_t& bits_() {
     thread_local mpfr_prec_t b = 256;
     return b;
@@ -173,6 +196,7 @@ class Mpfr {
   }
 
   mpfr_t v_;
+  mp_limb_t limbs_[kInlineBits / GMP_NUMB_BITS];
 };
 
 // Sets the calling thread's working precision for the scope's lifetime.
