@@ -1,19 +1,25 @@
 // The fused VLA forward kernel: one block per (batch, head) runs all T steps with
-// A, S and n in registers (layout: fused_traits.hpp). Per element it calls the
-// formulas of core/formulas.hpp and the roundings of precision.hpp; its
-// reduction order is the one TwinPolicy (twin_policy.hpp) reproduces on the
-// host. Build with --fmad=false: the only FMAs are the explicit vfma calls.
+// A, S and n in registers and shared memory (layout: fused_traits.hpp). Per
+// element it calls the formulas of core/formulas.hpp and the roundings of
+// precision.hpp; its reduction order is the one TwinPolicy (twin_policy.hpp)
+// reproduces on the host. Build with --fmad=false: the only FMAs are the
+// explicit vfma calls.
+//
+// Features. Everything that depends on the inputs alone (phi(k), k^, u, phi(q),
+// n_t and the ratio denominator n_t . phi(q_t)) is computed once per chunk of
+// kChunk steps by the whole block, each row group taking different steps, and
+// kept in shared memory. (Computed per step instead, every row group would
+// repeat it: measured, that was ~40% of the instructions of a step.)
 //
 // One step t, in three barrier-separated regions (B1, B2 are __syncthreads):
-//   before B1  z = A_{t-1} u_t by rows -> shared memory (computed at the end of step t-1)
-//   R1         read z's column segment; delta = 1 + u.z; g = z / delta; A update
-//              (+ ridge); w = A_t k^ by rows -> shared memory; r = v - S_{t-1} k^;
-//              off the chain: the readout of step t-1 (o, ||S||_F partials) and the
-//              key/query work of step t+1 (phi(k), k^, u, n, the ratio denominator)
-//   R2         read w's column segment; a = w / ||w||; S update; state norm of t-1;
-//              z for step t+1
-// Inputs travel global -> shared memory by cp.async into a ring of kNbuf steps,
-// kNbuf - 3 steps ahead of the step that needs them.
+//   before B1  z = A_{t-1} u_t by rows -> shared memory (end of step t-1)
+//   R1         z's column segment; delta = 1 + u.z; g = z / delta; A update (+ ridge);
+//              w = A_t k^ by rows -> shared memory; r = v - S_{t-1} k^; and, off the
+//              chain, the readout of step t-1 (o, partials of ||S||_F^2)
+//   R2         w's column segment; a = w / ||w||; S update; ||S_{t-1}||_F; every
+//              kChunk steps the next chunk's features; z for step t+1
+// Inputs travel global -> shared memory by cp.async into a ring of 2 kChunk
+// steps, a chunk ahead of the features that read them.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -30,7 +36,8 @@
 
 namespace vla::gpu::detail {
 
-constexpr int kNbuf = 8;  // input ring depth (steps)
+constexpr int kChunk = 16;         // steps per feature chunk
+constexpr int kRing = 2 * kChunk;   // raw input ring (steps)
 
 // Sum over the G lanes of a row group by the xor butterfly (offsets G/2 .. 1).
 template <int G>
@@ -96,19 +103,25 @@ __device__ __forceinline__ void load_inputs(const typename Prec::In* p, float (&
 template <class Tr, class Prec>
 struct FusedSmem {
   using In = typename Prec::In;
-  alignas(16) In ring[kNbuf][4][Tr::D];  // q, k, v, u of step t in slot t % kNbuf
-  alignas(16) float z[Tr::D];            // z = A_{t-1} u_t, row-indexed
-  alignas(16) float w[Tr::D];            // w = A_t k^_t, row-indexed
-  float frob[2][Tr::NW];                 // per-warp partials of ||S_t||_F^2, by step parity
+  alignas(16) In ring[kRing][4][Tr::D];    // raw q, k, v, u of step t in slot t % kRing
+  alignas(16) float kh[2][kChunk][Tr::D];  // features of a chunk, by chunk parity
+  alignas(16) float u[2][kChunk][Tr::D];
+  alignas(16) float phiq[2][kChunk][Tr::D];
+  alignas(16) float scan[kChunk][Tr::D];   // a chunk's phi(k_t), then n_t
+  alignas(16) float z[Tr::D];              // z = A_{t-1} u_t, row-indexed
+  alignas(16) float w[Tr::D];              // w = A_t k^_t, row-indexed
+  float den[2][kChunk];                    // ratio denominators, by chunk parity
+  float frob[2][Tr::NW];                   // per-warp partials of ||S_t||_F^2, by step parity
 };
 
 template <class Tr, class Prec>
 __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
-  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, GPW = Tr::GPW, NW = Tr::NW;
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, GPW = Tr::GPW, NW = Tr::NW, GROUPS = Tr::GROUPS;
   constexpr int kElemsPer16B = 16 / static_cast<int>(sizeof(In));
   constexpr int kChunksPerVec = D / kElemsPer16B;
-  __shared__ FusedSmem<Tr, Prec> sm;
+  extern __shared__ __align__(16) unsigned char vla_smem[];
+  auto& sm = *reinterpret_cast<FusedSmem<Tr, Prec>*>(vla_smem);
 
   const int tid = threadIdx.x;
   const int c = tid % G;   // lane in the row group: owns columns c*CW ..
@@ -116,8 +129,8 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
   const int lane = tid % 32, warp = tid / 32;
   const int b = blockIdx.x / p.H, h = blockIdx.x % p.H;
   const int T = p.T;
-  const std::size_t stride = std::size_t(p.H) * D;                      // elements between steps
-  const std::size_t base = (std::size_t(b) * T * p.H + h) * D;          // element (b, 0, h, 0)
+  const std::size_t stride = std::size_t(p.H) * D;              // elements between steps
+  const std::size_t base = (std::size_t(b) * T * p.H + h) * D;  // element (b, 0, h, 0)
   const In* const q_in = static_cast<const In*>(p.q) + base;
   const In* const k_in = static_cast<const In*>(p.k) + base;
   const In* const v_in = static_cast<const In*>(p.v) + base;
@@ -128,7 +141,7 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
   // group (empty past T) so that group counting stays uniform.
   auto issue = [&](int t) {
     if (t < T) {
-      const int slot = t % kNbuf;
+      const int slot = t % kRing;
       for (int ch = tid; ch < nvec * kChunksPerVec; ch += NT) {
         const int vec = ch / kChunksPerVec, part = ch % kChunksPerVec;
         const In* src = vec == 0 ? q_in : vec == 1 ? k_in : vec == 2 ? v_in : u_in;  // no array: no local memory
@@ -138,7 +151,8 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     __pipeline_commit();
   };
 
-  // State: A = I / lambda0, S = 0, n = 0 (this thread's rows x column segment).
+  // State: A = I / lambda0, S = 0 (this thread's rows x column segment); n = 0
+  // (the column segment, used by row group 0 only, which runs the n scan).
   float A[R][CW], S[R][CW], n[CW];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr)
@@ -150,52 +164,87 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
 #pragma unroll
   for (int jj = 0; jj < CW; ++jj) n[jj] = 0.0f;
 
-  // Key and query work of step t (no dependence on A or S): k^, u, n_t and the
-  // ratio denominator n_t . phi(q_t).
-  auto prelude = [&](int t, float (&kh)[CW], float (&u)[CW], float& den) {
-    const In* slot = &sm.ring[t % kNbuf][0][0];
-    float x[CW], phik[CW];
-    load_inputs<Prec, CW>(slot + 1 * D + c * CW, x);
+  // Features of steps t0 .. t0 + ns - 1 (ns <= kChunk). Row group gi takes steps
+  // gi, gi + GROUPS, ...; every lane of a warp runs every pass (the shuffles need
+  // the whole warp), a group past the chunk's end on a copy of step t0, unstored.
+  // Ends with a barrier: the features are visible when it returns (the
+  // denominators after the next barrier).
+  auto features = [&](int t0) {
+    const int ns = min(kChunk, T - t0), buf = (t0 / kChunk) & 1;
+#pragma unroll 1
+    for (int s0 = 0; s0 < kChunk; s0 += GROUPS) {
+      const int s = s0 + gi, se = s < ns ? s : 0;
+      const In* slot = &sm.ring[(t0 + se) % kRing][0][0];
+      float x[CW], phik[CW], kh[CW], u[CW], phiq[CW];
+      load_inputs<Prec, CW>(slot + 1 * D + c * CW, x);
 #pragma unroll
-    for (int jj = 0; jj < CW; ++jj) phik[jj] = core::phi(x[jj], p.elu1);
-    if (p.normalize_key) {
-      const float nk = core::vsqrt(seg_dot<Tr>(phik, phik));
+      for (int jj = 0; jj < CW; ++jj) phik[jj] = core::phi(x[jj], p.elu1);
+      if (p.normalize_key) {
+        const float nk = core::vsqrt(seg_dot<Tr>(phik, phik));
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj] / nk;
-    } else {
+        for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj] / nk;
+      } else {
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj];
-    }
-    if (nvec == 4) {
-      load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
-    } else {
+        for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj];
+      }
+      if (nvec == 4) {
+        load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
+      } else {
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
-    }
-    if (p.u_unit_scaled) {
-      const float nu = core::vsqrt(seg_dot<Tr>(u, u));
+        for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
+      }
+      if (p.u_unit_scaled) {
+        const float nu = core::vsqrt(seg_dot<Tr>(u, u));
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
-    }
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + phik[jj];
-    den = 1.0f;
-    if (p.ratio) {
-      float phiq[CW];
+        for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
+      }
       load_inputs<Prec, CW>(slot + 0 * D + c * CW, x);
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) phiq[jj] = core::phi(x[jj], p.elu1);
-      den = core::readout_den(seg_dot<Tr>(n, phiq), p.den_floor);
+      if (s < ns) {
+#pragma unroll
+        for (int jj = 0; jj < CW; jj += 4) {
+          *reinterpret_cast<float4*>(&sm.kh[buf][s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.u[buf][s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.phiq[buf][s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(phik[jj], phik[jj + 1], phik[jj + 2], phik[jj + 3]);
+        }
+      }
+    }
+    __syncthreads();
+    // n_t = n_{t-1} + phi(k_t), in step order, by the lanes of row group 0.
+    if (gi == 0) {
+#pragma unroll 1
+      for (int s = 0; s < ns; ++s) {
+        float x[CW];
+        load_floats<CW>(&sm.scan[s][c * CW], x);
+#pragma unroll
+        for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + x[jj];
+#pragma unroll
+        for (int jj = 0; jj < CW; jj += 4)
+          *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(n[jj], n[jj + 1], n[jj + 2], n[jj + 3]);
+      }
+    }
+    __syncthreads();
+    if (p.ratio) {
+#pragma unroll 1
+      for (int s0 = 0; s0 < kChunk; s0 += GROUPS) {
+        const int s = s0 + gi, se = s < ns ? s : 0;
+        float nt[CW], phiq[CW];
+        load_floats<CW>(&sm.scan[se][c * CW], nt);
+        load_floats<CW>(&sm.phiq[buf][se][c * CW], phiq);
+        const float den = core::readout_den(seg_dot<Tr>(nt, phiq), p.den_floor);
+        if (s < ns && c == 0) sm.den[buf][s] = den;
+      }
     }
   };
 
   // Readout of step t with S = S_t: o_t rows, and this warp's partial of ||S_t||_F^2.
-  auto readout = [&](int t, float den) {
-    const In* slot = &sm.ring[t % kNbuf][0][0];
-    float x[CW], phiq[CW];
-    load_inputs<Prec, CW>(slot + 0 * D + c * CW, x);
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) phiq[jj] = core::phi(x[jj], p.elu1);
+  auto readout = [&](int t) {
+    const int buf = (t / kChunk) & 1, s = t % kChunk;
+    float phiq[CW];
+    load_floats<CW>(&sm.phiq[buf][s][c * CW], phiq);
+    const float den = p.ratio ? sm.den[buf][s] : 1.0f;
     float y[R], nr[R];
     row_dots<Tr>(S, phiq, y);
 #pragma unroll
@@ -208,7 +257,7 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     if (c == 0) {
       auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t) * stride + gi * R;
 #pragma unroll
-      for (int rr = 0; rr < R; ++rr) o[rr] = Prec::out_bits(Prec::store_out(p.ratio ? y[rr] / den : y[rr]));
+      for (int rr = 0; rr < R; ++rr) o[rr] = Prec::out_bits(p.ratio ? y[rr] / den : y[rr]);
     }
     float f = 0.0f;
 #pragma unroll
@@ -227,32 +276,34 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     }
   };
 
-  // z = A u by rows, published for the transpose.
-  auto publish_z = [&](const float (&u)[CW]) {
-    float z[R];
+  // z = A_t u_{t+1} by rows, published for the transpose.
+  auto publish_z = [&](int t1) {
+    float u[CW], z[R];
+    load_floats<CW>(&sm.u[(t1 / kChunk) & 1][t1 % kChunk][c * CW], u);
     row_dots<Tr>(A, u, z);
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
       if (c == rr % G) sm.z[gi * R + rr] = z[rr];
   };
 
-  for (int s = 0; s < kNbuf - 1; ++s) issue(s);
-  __pipeline_wait_prior(kNbuf - 2);  // step 0's copies (this thread's) have landed
+  for (int s = 0; s < kRing - 1; ++s) issue(s);
+  __pipeline_wait_prior(kChunk - 1);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
+  features(0);
+  publish_z(0);
 
-  float kh[CW], u[CW], den = 1.0f, den_prev = 1.0f;
-  prelude(0, kh, u, den);
-  publish_z(u);
-
+#pragma unroll 1
   for (int t = 0; t < T; ++t) {
-    __pipeline_wait_prior(kNbuf - 3);  // step t+1's copies have landed
-    __syncthreads();                   // B1: z and step t+1's inputs visible to all
+    __syncthreads();  // B1: z visible to all
 
     // R1: Sherman-Morrison update and the gate's w.
-    float zc[CW], z[R];
+    const int buf = (t / kChunk) & 1, st = t % kChunk;
+    float zc[CW], z[R], u[CW], kh[CW];
     load_floats<CW>(&sm.z[c * CW], zc);
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) z[rr] = sm.z[gi * R + rr];
+    load_floats<CW>(&sm.u[buf][st][c * CW], u);
+    load_floats<CW>(&sm.kh[buf][st][c * CW], kh);
     const float delta = core::sm_delta(seg_dot<Tr>(u, zc), p.delta_floor);
     float g[CW];
 #pragma unroll
@@ -284,15 +335,11 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     {
       float sk[R];
       row_dots<Tr>(S, kh, sk);
-      const In* vrow = &sm.ring[t % kNbuf][2][gi * R];
+      const In* vrow = &sm.ring[t % kRing][2][gi * R];
 #pragma unroll
       for (int rr = 0; rr < R; ++rr) r[rr] = Prec::load(vrow[rr]) - sk[rr];
     }
-    if (t > 0) readout(t - 1, den_prev);
-    float kh_n[CW], u_n[CW], den_n = 1.0f;
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) kh_n[jj] = u_n[jj] = 0.0f;
-    if (t + 1 < T) prelude(t + 1, kh_n, u_n, den_n);
+    if (t > 0) readout(t - 1);
     __syncthreads();  // B2: w visible to all
 
     // R2: gate and state update.
@@ -308,18 +355,18 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     for (int rr = 0; rr < R; ++rr)
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) S[rr][jj] = Prec::store_state(core::state_entry(S[rr][jj], r[rr], a[jj]));
-    issue(t + kNbuf - 1);  // into the slot of step t-1, whose last reader finished before B2
-    den_prev = den;
-    den = den_n;
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) {
-      kh[jj] = kh_n[jj];
-      u[jj] = u_n[jj];
+    issue(t + kRing - 1);  // into the slot of step t-1, whose last reader finished before B2
+    if (t + 1 < T) {
+      if ((t + 1) % kChunk == 0) {
+        __pipeline_wait_prior(kChunk - 1);  // the next chunk's inputs (this thread's copies) have landed
+        __syncthreads();
+        features(t + 1);
+      }
+      publish_z(t + 1);
     }
-    if (t + 1 < T) publish_z(u);
   }
 
-  readout(T - 1, den_prev);
+  readout(T - 1);
   __syncthreads();
   finish_norm(T - 1);
 
@@ -336,12 +383,27 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 
+// Shared memory of one block (dynamic: above the 48 KB static limit for D = 128).
+template <class Tr, class Prec>
+constexpr int smem_bytes() {
+  return static_cast<int>(sizeof(FusedSmem<Tr, Prec>));
+}
+
+// Raises the kernel's dynamic shared memory limit once (every launch checks it).
+template <class Tr, class Prec>
+void ensure_smem_limit() {
+  static const cudaError_t e =
+      cudaFuncSetAttribute(vla_fused_kernel<Tr, Prec>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<Tr, Prec>());
+  VLA_CUDA_CHECK(e);
+}
+
 // Launches the kernel for head dimension D and precision Prec (checked);
 // instantiated once per precision in fused_<kind>.cu.
 template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
   using Tr = FusedTraits<D>;
-  vla_fused_kernel<Tr, Prec><<<p.B * p.H, Tr::NT, 0, stream>>>(p);
+  ensure_smem_limit<Tr, Prec>();
+  vla_fused_kernel<Tr, Prec><<<p.B * p.H, Tr::NT, smem_bytes<Tr, Prec>(), stream>>>(p);
   VLA_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -350,12 +412,14 @@ KernelInfo kernel_info_typed() {
   using Tr = FusedTraits<D>;
   cudaFuncAttributes attr{};
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, vla_fused_kernel<Tr, Prec>));
+  ensure_smem_limit<Tr, Prec>();
   KernelInfo k;
   k.threads = Tr::NT;
   k.registers = attr.numRegs;
-  k.shared_bytes = static_cast<int>(attr.sharedSizeBytes);
+  k.shared_bytes = smem_bytes<Tr, Prec>();
   k.local_bytes = static_cast<int>(attr.localSizeBytes);
-  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, vla_fused_kernel<Tr, Prec>, Tr::NT, 0));
+  VLA_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, vla_fused_kernel<Tr, Prec>, Tr::NT, smem_bytes<Tr, Prec>()));
   return k;
 }
 

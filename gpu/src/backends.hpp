@@ -11,7 +11,7 @@ namespace vla::gpu {
 // CPU twin of the fused kernel (Dk = Dv in {16, 32, 64, 128}).
 Outputs run_twin(const HostInputs& in, const Options& opt, impl::Kind kind);
 // The plain same-precision baseline (any Dk, Dv).
-Outputs run_plain_inputs(const HostInputs& in, const Options& opt, impl::Kind kind);
+Outputs run_plain_inputs(const HostInputs& in, const Options& opt, impl::Kind kind, bool reversed);
 
 #if defined(VLA_HAVE_CUDA)
 bool cuda_device_present();

@@ -31,55 +31,73 @@ double ulps(double x, double ref, bool bf16) {
 
 namespace {
 
+// |base - ref| per element, the largest over the baselines (non-finite: ignored).
+std::vector<double> baseline_error(const std::vector<double>& ref, const std::vector<const Outputs*>& bases,
+                                   std::vector<double> Outputs::*field) {
+  std::vector<double> e(ref.size(), 0.0);
+  for (const Outputs* b : bases) {
+    const auto& x = b->*field;
+    if (x.size() != ref.size()) throw std::invalid_argument("error model: a baseline's size differs from the reference's");
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const double d = std::fabs(x[i] - ref[i]);
+      if (std::isfinite(d)) e[i] = std::max(e[i], d);
+    }
+  }
+  return e;
+}
+
 struct Checker {
   const Precision& prec;
   const ModelConstants& k;
-  double sqrt_d;
+  double d;  // head dimension
   Verdict v;
 
-  // One group: elements idx(0..n-1) of the three arrays. A row or matrix is
-  // checked with the group's largest baseline error and largest reference
-  // magnitude. A series over steps (state_norm) has one value per step, so its
-  // baseline error is taken relative: the largest relative baseline error over
-  // the steps so far, times |ref| at this step (the norm may grow by orders of
-  // magnitude along the series; its relative error does not).
+  // A series over steps, elements idx(0..n-1): scale from the largest relative
+  // baseline error over the steps so far (one value per step is a single random
+  // draw; the running maximum over the history is stable, and relative, since
+  // the values may grow by orders of magnitude along the series).
   template <class Index, class Where>
-  void group(const std::vector<double>& cand, const std::vector<double>& ref, const std::vector<double>& base, int n,
-             Index idx, double u_out, bool bf16_elem, const char* name, bool series, Where where) {
-    if (series) {
-      double rel_max = 0;
-      for (int e = 0; e < n; ++e) {
-        const std::size_t i = idx(e);
-        const double a = std::fabs(ref[i]), be = std::fabs(base[i] - ref[i]);
-        if (a > 0 && std::isfinite(be) && std::isfinite(a)) rel_max = std::max(rel_max, be / a);
-        check_one(cand[i], ref[i], u_out, bf16_elem, rel_max * a, a, name, where(e));
-      }
-      return;
+  void series(const std::vector<double>& cand, const std::vector<double>& ref, const std::vector<double>& be, int n,
+              Index idx, double u_out, bool bf16_elem, const char* name, Where where) {
+    double rel_max = 0;
+    for (int e = 0; e < n; ++e) {
+      const std::size_t i = idx(e);
+      const double a = std::fabs(ref[i]);
+      if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be[i] / a);
+      check_one(cand[i], ref[i], u_out, bf16_elem, rel_max * a, a, d, name, where(e));
     }
+  }
+
+  // A matrix (final S or A of one head): scale from its largest baseline error.
+  template <class Index, class Where>
+  void matrix(const std::vector<double>& cand, const std::vector<double>& ref, const std::vector<double>& be, int n,
+              Index idx, const char* name, Where where) {
     double bmax = 0, smax = 0;
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
-      const double be = std::fabs(base[i] - ref[i]);
-      if (std::isfinite(be)) bmax = std::max(bmax, be);
+      bmax = std::max(bmax, be[i]);
       if (std::isfinite(ref[i])) smax = std::max(smax, std::fabs(ref[i]));
     }
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
-      check_one(cand[i], ref[i], u_out, bf16_elem, bmax, smax, name, where(e));
+      check_one(cand[i], ref[i], std::ldexp(1.0, -24), false, bmax, smax, std::sqrt(d), name, where(e));
     }
   }
 
-  void check_one(double c, double r, double u_out, bool bf16_elem, double bg, double sg, const char* name, Worst w) {
+  // gamma: sqrt of the number of terms in the longest reduction behind the
+  // element (D for a dot product, D^2 for ||S||_F), the typical growth of
+  // rounding in a sum; it scales the floor.
+  void check_one(double c, double r, double u_out, bool bf16_elem, double bg, double sg, double gamma, const char* name, Worst w) {
     ++v.checked;
-    const double scale = bg + sqrt_d * prec.u_state * sg;
+    const double scale = bg + gamma * prec.u_state * sg;
     const double tol = u_out * std::fabs(r) + k.K * scale;
     const double err = std::fabs(c - r);
     const bool finite = std::isfinite(c) || !std::isfinite(r);
-    const double ratio = !finite ? std::numeric_limits<double>::infinity() : tol > 0 ? err / tol : (err > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+    const double inf = std::numeric_limits<double>::infinity();
+    const double ratio = !finite ? inf : tol > 0 ? err / tol : (err > 0 ? inf : 0.0);
     const double excess = scale > 0 ? (err - u_out * std::fabs(r)) / scale : 0.0;
-    v.max_group_ratio = std::max(v.max_group_ratio, finite ? excess : std::numeric_limits<double>::infinity());
-    const bool fail = !finite || err > tol;
-    if (fail) {
+    v.max_group_ratio = std::max(v.max_group_ratio, finite ? excess : inf);
+    if (!finite || err > tol) {
       ++v.failures;
       v.pass = false;
       if (w.t >= 0 && (v.first_fail_step < 0 || w.t < v.first_fail_step)) v.first_fail_step = w.t;
@@ -100,32 +118,50 @@ struct Checker {
 
 }  // namespace
 
-Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec, const ModelConstants& k) {
+Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
+              const ModelConstants& k) {
   const Dims& d = ref.dims;
-  if (!(cand.dims == d) || !(base.dims == d)) throw std::invalid_argument("error model: candidate, reference and baseline shapes differ");
-  if (cand.o.size() != ref.o.size() || base.o.size() != ref.o.size() || cand.state_norm.size() != ref.state_norm.size() ||
-      base.state_norm.size() != ref.state_norm.size() || cand.S.size() != ref.S.size() || base.S.size() != ref.S.size())
-    throw std::invalid_argument("error model: candidate, reference and baseline sizes differ");
-  Checker ch{prec, k, std::sqrt(double(d.Dk)), {}};
+  if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
+  for (const Outputs* b : bases)
+    if (!(b->dims == d)) throw std::invalid_argument("error model: a baseline's shape differs from the reference's");
+  if (!(cand.dims == d) || cand.o.size() != ref.o.size() || cand.state_norm.size() != ref.state_norm.size() ||
+      cand.S.size() != ref.S.size())
+    throw std::invalid_argument("error model: candidate and reference shapes differ");
+  const bool with_a = !cand.A.empty() && !ref.A.empty();
+  const auto be_o = baseline_error(ref.o, bases, &Outputs::o), be_n = baseline_error(ref.state_norm, bases, &Outputs::state_norm),
+             be_s = baseline_error(ref.S, bases, &Outputs::S);
+  const auto be_a = with_a ? baseline_error(ref.A, bases, &Outputs::A) : std::vector<double>{};
+  Checker ch{prec, k, double(d.Dk), {}};
   const double f32 = std::ldexp(1.0, -24);
   for (int b = 0; b < d.B; ++b)
     for (int h = 0; h < d.H; ++h) {
+      // o: row t's scale m_t = max_i |ref|; the baseline's relative row error
+      // max_i |base - ref| / m_s, and its running maximum over s <= t.
+      double rel_max = 0;
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
-        ch.group(cand.o, ref.o, base.o, d.Dv, [&](int e) { return off + e; }, prec.u_out, prec.bf16_out, "o", false,
-                 [&](int e) { return Worst{"", b, t, h, e}; });
+        double m = 0, e = 0;
+        for (int i = 0; i < d.Dv; ++i) {
+          if (std::isfinite(ref.o[off + i])) m = std::max(m, std::fabs(ref.o[off + i]));
+          e = std::max(e, be_o[off + i]);
+        }
+        if (m > 0) rel_max = std::max(rel_max, e / m);
+        for (int i = 0; i < d.Dv; ++i)
+          ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, rel_max * m, m, std::sqrt(double(d.Dk)), "o",
+                       Worst{"", b, t, h, i});
       }
-      ch.group(cand.state_norm, ref.state_norm, base.state_norm, d.T,
-               [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; }, f32, false, "state_norm", true,
-               [&](int t) { return Worst{"", b, t, h, 0}; });
+      ch.series(cand.state_norm, ref.state_norm, be_n, d.T, [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; }, f32,
+                false, "state_norm", [&](int t) { return Worst{"", b, t, h, 0}; });
       const std::size_t ns = std::size_t(d.Dv) * d.Dk, na = std::size_t(d.Dk) * d.Dk, bh = std::size_t(b) * d.H + h;
-      ch.group(cand.S, ref.S, base.S, int(ns), [&](int e) { return bh * ns + e; }, f32, false, "S", false,
-               [&](int e) { return Worst{"", b, -1, h, e}; });
-      if (!cand.A.empty() && !ref.A.empty() && !base.A.empty())
-        ch.group(cand.A, ref.A, base.A, int(na), [&](int e) { return bh * na + e; }, f32, false, "A", false,
-                 [&](int e) { return Worst{"", b, -1, h, e}; });
+      ch.matrix(cand.S, ref.S, be_s, int(ns), [&](int e) { return bh * ns + e; }, "S", [&](int e) { return Worst{"", b, -1, h, e}; });
+      if (with_a)
+        ch.matrix(cand.A, ref.A, be_a, int(na), [&](int e) { return bh * na + e; }, "A", [&](int e) { return Worst{"", b, -1, h, e}; });
     }
   return ch.v;
+}
+
+Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec, const ModelConstants& k) {
+  return check(cand, ref, std::vector<const Outputs*>{&base}, prec, k);
 }
 
 std::string Verdict::summary() const {

@@ -75,11 +75,12 @@ Outputs run_twin(const HostInputs& in, const Options& opt, impl::Kind kind) {
   throw std::logic_error("run_twin: unknown kind");
 }
 
-Outputs run_plain_inputs(const HostInputs& in, const Options& opt, impl::Kind kind) {
+Outputs run_plain_inputs(const HostInputs& in, const Options& opt, impl::Kind kind, bool reversed) {
   switch (kind) {
-    case impl::Kind::fp32: return drive<PlainPolicy<PrecFp32>>(in, opt);
-    case impl::Kind::bf16: return drive<PlainPolicy<PrecBf16>>(in, opt);
-    case impl::Kind::bf16_state: return drive<PlainPolicy<PrecBf16State>>(in, opt);
+    case impl::Kind::fp32: return reversed ? drive<PlainPolicy<PrecFp32, true>>(in, opt) : drive<PlainPolicy<PrecFp32>>(in, opt);
+    case impl::Kind::bf16: return reversed ? drive<PlainPolicy<PrecBf16, true>>(in, opt) : drive<PlainPolicy<PrecBf16>>(in, opt);
+    case impl::Kind::bf16_state:
+      return reversed ? drive<PlainPolicy<PrecBf16State, true>>(in, opt) : drive<PlainPolicy<PrecBf16State>>(in, opt);
   }
   throw std::logic_error("run_plain: unknown kind");
 }

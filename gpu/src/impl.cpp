@@ -69,13 +69,13 @@ Outputs run(const Stream& s, const Options& opt, Kind kind, Device device) {
 #endif
 }
 
-Outputs run_plain(const Stream& s, const Options& opt, Kind kind) {
+Outputs run_plain(const Stream& s, const Options& opt, Kind kind, PlainOrder order) {
   check_model(opt, kind);
   if (s.dims.B < 1 || s.dims.T < 1 || s.dims.H < 1) throw std::invalid_argument("plain " + to_string(kind) + ": B, T and H must be >= 1");
   validate_stream(s, opt);
   const gpu::HostInputs in = gpu::prepare_inputs(s, kind != Kind::fp32);
   gpu::check_rounded_keys(in, opt);
-  return gpu::run_plain_inputs(in, opt, kind);
+  return gpu::run_plain_inputs(in, opt, kind, order == PlainOrder::reversed);
 }
 
 }  // namespace vla::impl

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "vla/core/bf16.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gpu/impl.hpp"
+#include "vla/gpu/plain.hpp"
 #include "vla/reference/run.hpp"
 
 namespace vla::ts {
@@ -62,6 +64,14 @@ inline Outputs reference_double(const Stream& s, const Options& opt) {
   return o;
 }
 
-inline Options options_for(Preset p) { return preset_options(p); }
+// The error model's baselines: the plain same-precision implementation with
+// forward and with reversed dot products.
+struct Baselines {
+  Outputs fwd, rev;
+  std::vector<const Outputs*> ptrs() const { return {&fwd, &rev}; }
+};
+inline Baselines baselines(const Stream& s, const Options& opt, impl::Kind kind) {
+  return {impl::run_plain(s, opt, kind, impl::PlainOrder::forward), impl::run_plain(s, opt, kind, impl::PlainOrder::reversed)};
+}
 
 }  // namespace vla::ts

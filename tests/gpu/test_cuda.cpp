@@ -1,7 +1,9 @@
 // The fused CUDA kernels against their CPU twins and the double reference.
 // Plain main (no GTest) so that it builds on the device machine with nvcc alone
 // (gpu/standalone). Without a GPU it prints one line saying so and passes.
-//   test_gpu_cuda [--quick]   --quick: small shapes only (for compute-sanitizer)
+//   test_gpu_cuda [--quick] [--shard I/N]
+//     --quick      small shapes only (for compute-sanitizer)
+//     --shard I/N  only cases I, I+N, I+2N, ... (to spread the CPU side over cores)
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -72,11 +74,11 @@ void run_case(const Case& c, std::uint64_t seed) {
       const Stream s = ts::rounded_for(s0, kind);
       const Outputs gpu = impl::run(s, c.opt, kind, impl::Device::cuda);
       const Outputs twin = impl::run(s, c.opt, kind, impl::Device::cpu);
-      const Outputs base = impl::run_plain(s, c.opt, kind);
+      const ts::Baselines base = ts::baselines(s, c.opt, kind);
       const Outputs ref = ts::reference_double(s, c.opt);
       const auto prec = accuracy::precision_of(kind);
       const Diff d = diff(gpu, twin, prec.bf16_out);
-      const auto v = accuracy::check(gpu, ref, base, prec);
+      const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
       std::printf("%-4s %-58s vs twin: %zu differ, max %.1f ulp | vs reference: %s\n",
                   v.pass && d.nonfinite == 0 && (!c.bitwise() || d.differing == 0) ? "ok" : "FAIL", tag.c_str(), d.differing,
                   d.max_ulps, v.summary().c_str());
@@ -131,13 +133,29 @@ std::vector<Case> cases_for(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  int shard = 0, shards = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+    } else if (!std::strcmp(argv[i], "--shard") && i + 1 < argc && std::sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 &&
+               shards >= 1 && shard >= 0 && shard < shards) {
+      ++i;
+    } else {
+      std::fprintf(stderr, "test_gpu_cuda: bad argument '%s' (expected --quick, --shard I/N)\n", argv[i]);
+      return 2;
+    }
+  }
   if (!impl::cuda_available()) {
     std::printf("test_gpu_cuda: no CUDA device visible (or built without CUDA): CUDA kernel tests not run\n");
     return 0;
   }
   std::uint64_t seed = 2024;
-  for (const Case& c : cases_for(quick)) run_case(c, ++seed);
+  int index = 0;
+  for (const Case& c : cases_for(quick)) {
+    ++seed;
+    if (index++ % shards == shard) run_case(c, seed);
+  }
   std::printf("%s: %d of %d kernel runs failed\n", failures ? "FAILED" : "PASSED", failures, cases);
   return failures ? 1 : 0;
 }

@@ -24,9 +24,9 @@ const Kind kKinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
 accuracy::Verdict twin_verdict(const Stream& s0, const Options& opt, Kind kind) {
   const Stream s = ts::rounded_for(s0, kind);
   const Outputs cand = impl::run(s, opt, kind, impl::Device::cpu);
-  const Outputs base = impl::run_plain(s, opt, kind);
+  const ts::Baselines base = ts::baselines(s, opt, kind);
   const Outputs ref = ts::reference_double(s, opt);
-  return accuracy::check(cand, ref, base, accuracy::precision_of(kind));
+  return accuracy::check(cand, ref, base.ptrs(), accuracy::precision_of(kind));
 }
 
 struct Shape {
@@ -123,7 +123,7 @@ TEST(TwinVsReference, NormalizeNoneOverflowsFloatNorm) {
       EXPECT_NEAR(first_inf, first_over, 1) << "b=" << b << " h=" << h;
     }
   ASSERT_GT(crossing, 0) << "no head grows past float's range any more; pick another stream";
-  const auto v = accuracy::check(tw, ref, impl::run_plain(s, opt, Kind::fp32), accuracy::precision_of(Kind::fp32));
+  const auto v = accuracy::check(tw, ref, ts::baselines(s, opt, Kind::fp32).ptrs(), accuracy::precision_of(Kind::fp32));
   EXPECT_FALSE(v.pass);
   EXPECT_TRUE(std::isinf(v.worst.ratio));
 }

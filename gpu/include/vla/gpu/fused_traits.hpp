@@ -31,14 +31,16 @@ struct FusedTraitsBase {
 
 template <int D>
 struct FusedTraits;
-// Chosen so that state (2 R CW floats) plus the vectors fit in registers at one
-// block per head; see reports/gpu for the register counts and timings.
+// Chosen by measurement on an H200 (reports/gpu, "Block layouts"): a step's
+// time is the issue time of one thread's share, so more threads per head (small
+// CW and R) win until the shuffle trees and barriers dominate; registers must
+// hold 2 R CW floats of state.
 template <>
 struct FusedTraits<16> : FusedTraitsBase<16, 32, 4> {};
 template <>
-struct FusedTraits<32> : FusedTraitsBase<32, 64, 4> {};
+struct FusedTraits<32> : FusedTraitsBase<32, 128, 8> {};
 template <>
-struct FusedTraits<64> : FusedTraitsBase<64, 128, 8> {};
+struct FusedTraits<64> : FusedTraitsBase<64, 256, 16> {};
 template <>
 struct FusedTraits<128> : FusedTraitsBase<128, 512, 16> {};
 

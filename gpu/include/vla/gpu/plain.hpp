@@ -11,7 +11,10 @@
 
 namespace vla::impl {
 
+// Order of every dot product: left to right, or right to left.
+enum class PlainOrder { forward, reversed };
+
 // Any Dk, Dv (VLA model only). Same input rounding as the kernels.
-Outputs run_plain(const Stream& s, const Options& opt, Kind kind);
+Outputs run_plain(const Stream& s, const Options& opt, Kind kind, PlainOrder order = PlainOrder::forward);
 
 }  // namespace vla::impl

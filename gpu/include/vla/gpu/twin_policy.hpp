@@ -1,8 +1,9 @@
 // Precision policies for core::vla_step (recurrence.hpp) on the host:
 //   TwinPolicy<Traits, Prec>  the kernel's CPU twin: float arithmetic, the
 //                             kernel's reduction order, the kernel's rounding points;
-//   PlainPolicy<Prec>         the plain same-precision implementation (left-to-right
-//                             dots, same rounding points): the error model's baseline.
+//   PlainPolicy<Prec, Rev>    the plain same-precision implementation (left-to-right,
+//                             or right-to-left, dots; same rounding points): the error
+//                             model's baselines.
 #pragma once
 
 #include <cassert>
@@ -62,12 +63,16 @@ struct TwinPolicy {
   static T store_out(const T& x) { return Prec::store_out(x); }
 };
 
-template <class Prec>
+template <class Prec, bool Reversed = false>
 struct PlainPolicy {
   using T = float;
   static T dot(const T* a, const T* b, int n) {
     float acc = 0.0f;
-    for (int j = 0; j < n; ++j) acc = core::vfma(a[j], b[j], acc);
+    if constexpr (Reversed) {
+      for (int j = n - 1; j >= 0; --j) acc = core::vfma(a[j], b[j], acc);
+    } else {
+      for (int j = 0; j < n; ++j) acc = core::vfma(a[j], b[j], acc);
+    }
     return acc;
   }
   static T store_state(const T& x) { return Prec::store_state(x); }

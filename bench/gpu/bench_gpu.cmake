@@ -1,0 +1,9 @@
+# The GPU benchmark (CUDA events): shared by bench/gpu/CMakeLists.txt and gpu/standalone/.
+set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")  # CMake 3.25 lacks nvcc 13's C++20 flag
+set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+add_executable(bench_gpu ${CMAKE_CURRENT_LIST_DIR}/bench_gpu.cu)
+target_link_libraries(bench_gpu PRIVATE vla_twin vla_cuda)
+# Timing experiments with other block layouts (not shipped, not tested against the twin).
+add_executable(bench_gpu_variants ${CMAKE_CURRENT_LIST_DIR}/bench_variants.cu)
+target_link_libraries(bench_gpu_variants PRIVATE vla_cuda)
+target_compile_options(bench_gpu_variants PRIVATE --fmad=false)

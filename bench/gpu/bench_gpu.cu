@@ -1,0 +1,199 @@
+// Times the fused kernels on the GPU: CUDA events around each launch after a
+// warm-up launch, median of the repeats, inputs drawn uniformly from [-1, 1]
+// (never all zero). Prints a Markdown table and writes CSV rows.
+//   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S]
+// Shapes: B*H in {16, 128, 1024} (B, H = 1x16, 1x128, 8x128), T in {4096,
+// 16384, 65536}, D in {32, 64, 128}, the three precisions; a shape is skipped
+// (and the table says why) when its buffers exceed --max-gib or its predicted
+// time (from the same shape at a shorter T) exceeds --max-seconds.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../../gpu/cuda/check.cuh"
+#include "vla/core/bf16.hpp"
+#include "vla/gpu/fused.hpp"
+
+using namespace vla;
+using vla::impl::Kind;
+
+namespace {
+
+// Uniform [-1, 1) from a hash of the index: deterministic, non-zero data without a host copy.
+__device__ __forceinline__ float hash_uniform(std::uint64_t i, std::uint32_t salt) {
+  std::uint64_t x = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 29;
+  return static_cast<float>((x >> 40) & 0xffffff) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+__global__ void fill_f32(float* p, std::size_t n, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = hash_uniform(i, salt);
+}
+__global__ void fill_bf16(std::uint16_t* p, std::size_t n, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = core::bf16_bits_rne(hash_uniform(i, salt));
+}
+
+struct Buffers {
+  void* in[3] = {nullptr, nullptr, nullptr};
+  void* o = nullptr;
+  float *S = nullptr, *A = nullptr, *norm = nullptr;
+  ~Buffers() {
+    for (void* p : {in[0], in[1], in[2], o, static_cast<void*>(S), static_cast<void*>(A), static_cast<void*>(norm)})
+      if (p) cudaFree(p);
+  }
+};
+
+double bytes_needed(int BH, int T, int D, Kind kind) {
+  const double elem = kind == Kind::fp32 ? 4 : 2, n = double(BH) * T * D;
+  return 4 * n * elem + 2.0 * BH * D * D * 4 + double(BH) * T * 4;
+}
+
+// Median milliseconds of `reps` launches (after one warm-up launch).
+double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
+  cudaEvent_t a, b;
+  VLA_CUDA_CHECK(cudaEventCreate(&a));
+  VLA_CUDA_CHECK(cudaEventCreate(&b));
+  gpu::launch_fused(p, kind, nullptr);
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    VLA_CUDA_CHECK(cudaEventRecord(a));
+    gpu::launch_fused(p, kind, nullptr);
+    VLA_CUDA_CHECK(cudaEventRecord(b));
+    VLA_CUDA_CHECK(cudaEventSynchronize(b));
+    float x = 0;
+    VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
+    ms.push_back(x);
+  }
+  VLA_CUDA_CHECK(cudaEventDestroy(a));
+  VLA_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// FLOPs of one step of one head, counting an FMA as 2 (docs: reports/gpu):
+// five D x D matrix-vector products (A u, A k^, S k^, S phi(q), S.S row norms)
+// and two rank-1 updates (A, S), plus O(D) vector work, ignored here.
+double flops_per_head_step(int D) { return 7.0 * 2.0 * D * D; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* csv_path = nullptr;
+  bool quick = false;
+  double max_gib = 100, max_seconds = 12;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--max-gib") && i + 1 < argc) max_gib = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc) max_seconds = std::atof(argv[++i]);
+    else {
+      std::fprintf(stderr, "bench_gpu: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    int dev = 0;
+    VLA_CUDA_CHECK(cudaGetDevice(&dev));
+    cudaDeviceProp prop{};
+    VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    int clock_khz = 0;
+    VLA_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+    std::printf("device: %s, %d SMs, %.0f MHz max clock, %.1f GiB\n", prop.name, prop.multiProcessorCount, clock_khz / 1e3,
+                prop.totalGlobalMem / 1073741824.0);
+
+    const Kind kinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
+    std::printf("\nkernel resources (threads/block, registers/thread, static smem, local bytes, blocks/SM):\n");
+    for (int D : {16, 32, 64, 128})
+      for (Kind k : kinds) {
+        const auto ki = gpu::fused_kernel_info(k, D);
+        std::printf("  D=%-3d %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM\n", D, impl::to_string(k).c_str(),
+                    ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
+      }
+
+    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    if (csv_path && !csv) {
+      std::fprintf(stderr, "bench_gpu: cannot write %s\n", csv_path);
+      return 2;
+    }
+    if (csv) std::fprintf(csv, "B,H,T,D,kind,median_ms,us_per_step,tokens_per_s,gflops,reps,note\n");
+
+    const std::vector<std::pair<int, int>> bhs = quick ? std::vector<std::pair<int, int>>{{1, 16}}
+                                                       : std::vector<std::pair<int, int>>{{1, 16}, {1, 128}, {8, 128}};
+    const std::vector<int> Ts = quick ? std::vector<int>{4096} : std::vector<int>{4096, 16384, 65536};
+    const std::vector<int> Ds = quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128};
+    std::map<std::tuple<int, int, int, int>, double> ms_at;  // (BH, T, D, kind) -> ms
+
+    std::printf("\n| B | H | T | D | kernel | median ms | us/step | tokens/s | GFLOP/s | reps |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    for (auto [B, H] : bhs)
+      for (int D : Ds)
+        for (int T : Ts)
+          for (Kind kind : kinds) {
+            const int BH = B * H;
+            char note[160] = "";
+            const double gib = bytes_needed(BH, T, D, kind) / 1073741824.0;
+            double predicted = 0;
+            for (int Tp : Ts)
+              if (Tp < T && ms_at.count({BH, Tp, D, int(kind)})) predicted = ms_at[{BH, Tp, D, int(kind)}] * T / Tp / 1e3;
+            if (gib > max_gib) std::snprintf(note, sizeof note, "skipped: %.0f GiB of buffers > %.0f", gib, max_gib);
+            else if (predicted * 2 > max_seconds)
+              std::snprintf(note, sizeof note, "skipped: predicted %.1f s per launch (from shorter T) x 2 > %.0f s budget", predicted, max_seconds);
+            if (note[0]) {
+              std::printf("| %d | %d | %d | %d | %s | - | - | - | - | - | %s\n", B, H, T, D, impl::to_string(kind).c_str(), note);
+              if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,,,,,0,%s\n", B, H, T, D, impl::to_string(kind).c_str(), note);
+              continue;
+            }
+            Buffers buf;
+            const std::size_t n = std::size_t(BH) * T * D, elem = kind == Kind::fp32 ? 4 : 2;
+            for (int w = 0; w < 3; ++w) {
+              VLA_CUDA_CHECK(cudaMalloc(&buf.in[w], n * elem));
+              if (kind == Kind::fp32) fill_f32<<<1024, 256>>>(static_cast<float*>(buf.in[w]), n, 17u + w);
+              else fill_bf16<<<1024, 256>>>(static_cast<std::uint16_t*>(buf.in[w]), n, 17u + w);
+              VLA_CUDA_CHECK(cudaGetLastError());
+            }
+            VLA_CUDA_CHECK(cudaMalloc(&buf.o, n * elem));
+            VLA_CUDA_CHECK(cudaMalloc(&buf.S, std::size_t(BH) * D * D * 4));
+            VLA_CUDA_CHECK(cudaMalloc(&buf.A, std::size_t(BH) * D * D * 4));
+            VLA_CUDA_CHECK(cudaMalloc(&buf.norm, std::size_t(BH) * T * 4));
+            VLA_CUDA_CHECK(cudaDeviceSynchronize());
+            Dims d{B, T, H, D, D};
+            gpu::FusedParams p = gpu::make_params(preset_options(Preset::paper), d, false);
+            p.q = buf.in[0];
+            p.k = buf.in[1];
+            p.v = buf.in[2];
+            p.o = buf.o;
+            p.S = buf.S;
+            p.A = buf.A;
+            p.state_norm = buf.norm;
+            const int reps = predicted > 1.0 ? 3 : predicted > 0.2 ? 5 : 9;
+            const double ms = time_kernel(p, kind, reps);
+            ms_at[{BH, T, D, int(kind)}] = ms;
+            const double us_step = ms * 1e3 / T, tok = double(BH) * T / (ms / 1e3),
+                         gflops = flops_per_head_step(D) * BH * T / (ms / 1e3) / 1e9;
+            std::printf("| %d | %d | %d | %d | %s | %.3f | %.4f | %.3g | %.0f | %d |\n", B, H, T, D, impl::to_string(kind).c_str(), ms,
+                        us_step, tok, gflops, reps);
+            std::fflush(stdout);
+            if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,%.6f,%.6f,%.6g,%.3f,%d,\n", B, H, T, D, impl::to_string(kind).c_str(), ms, us_step,
+                                  tok, gflops, reps);
+          }
+    if (csv) std::fclose(csv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gpu: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
