@@ -15,6 +15,7 @@
 #pragma once
 
 #include <boost/multiprecision/float128.hpp>
+#include <concepts>
 
 #include "vla/reference/mpfr_scalar.hpp"
 
@@ -52,7 +53,10 @@ inline Mpfr to_mpfr(const Mpfr& x, mpfr_prec_t bits) {
 }
 // x = f 2^e with f in [1/2, 1): f 2^113 is an integer of at most 113 bits, moved
 // over in two 64-bit halves, so nothing is rounded when bits >= 113.
-inline Mpfr to_mpfr(const Float128& x, mpfr_prec_t bits) {
+// (A template taking exactly Float128, so that an Mpfr argument never tries
+// Boost's converting constructor, whose traits do not know Mpfr.)
+template <std::same_as<Float128> F>
+inline Mpfr to_mpfr(const F& x, mpfr_prec_t bits) {
   MpfrPrecision scope(bits);
   const __float128 v = x.backend().value();
   if (v == 0) return Mpfr(0);
@@ -69,7 +73,10 @@ inline Mpfr to_mpfr(const Float128& x, mpfr_prec_t bits) {
 
 // Rounded to the nearest double.
 inline double to_double(double x) { return x; }
-inline double to_double(const Float128& x) { return static_cast<double>(x); }
+template <std::same_as<Float128> F>
+inline double to_double(const F& x) {
+  return static_cast<double>(x);
+}
 inline double to_double(const Mpfr& x) { return static_cast<double>(x); }
 
 }  // namespace vla::ref
