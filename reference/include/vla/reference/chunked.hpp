@@ -18,6 +18,13 @@
 //   T = I + strict_upper(a^_i . k^_t), the residuals R = [r_1..r_C] solve
 //     R T = V - S_c K,   and then S_t = S_c + R_{<=t} a^_{<=t}^T,
 //   so a chunk is the affine map S -> S (I - K T^{-1} Ah^T) + V T^{-1} Ah^T.
+//   Readout and norms as products too: Y = S_c Phi_q + R triu(Ah^T Phi_q), and
+//   ||S_t||_F^2 = ||S_c||^2 + sum_{i<=t} (2 r_i.(S_c a^_i) + sum_{j<=t} (r_i.r_j)(a^_i.a^_j)).
+//
+// Operands policy `Ops`: every matrix product takes its operands through
+// Ops::op (identity for the reference; bf16 rounding for the twin of a
+// tensor-core kernel, gpu/include/vla/gpu/chunked.hpp). Products are the only
+// place where the kernel changes precision, so the maths stays written once.
 #pragma once
 
 #include <Eigen/Dense>
@@ -63,9 +70,18 @@ void ldl_with_floor(const Mat<Scalar>& G, double floor, Mat<Scalar>& L, std::vec
   }
 }
 
-template <class Scalar>
+// Operands of the products used as they are.
+struct ExactOperands {
+  template <class M>
+  static const M& op(const M& m) {
+    return m;
+  }
+};
+
+template <class Scalar, class Ops = ExactOperands>
 Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
   using M = Mat<Scalar>;
+  const auto op = [](const M& m) -> decltype(auto) { return Ops::op(m); };
   const Dims& d = s.dims;
   if (opt.model != Model::vla) throw std::invalid_argument("run_chunked: only the VLA recurrence has a chunked form here");
   if (C < 1) throw std::invalid_argument("run_chunked: chunk size must be >= 1 (got " + std::to_string(C) + ")");
@@ -103,17 +119,18 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
           for (int i = 0; i < d.Dv; ++i) V(i, c) = Scalar(s.v[ov + i]);
         }
         // Gate.
-        const M P = A * U;
-        const M G = U.transpose() * P;
+        const M P = op(A) * op(U);
+        const M G = op(U).transpose() * op(P);
         M L;
         std::vector<Scalar> D;
         ldl_with_floor(G, opt.delta_floor, L, D);
         // Z L^T = P  <=>  L Z^T = P^T.
         const M Z = L.template triangularView<Eigen::UnitLower>().solve(P.transpose()).transpose();
-        M Y = Z.transpose() * K;  // Y(i, t) = z_i . k^_t
+        M Y = op(Z).transpose() * op(K);  // Y(i, t) = z_i . k^_t
         for (int i = 0; i < len; ++i)
           for (int t = 0; t < len; ++t) Y(i, t) = i <= t ? Scalar(Y(i, t) / D[i]) : Scalar(0);
-        M W = A * K - Z * Y;
+        M W = op(A) * op(K);
+        W -= op(Z) * op(Y);
         const bool ridge = core::ridge_due(t0 + len, opt.ridge_every);
         if (ridge) W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
         M Ah(d.Dk, len);
@@ -121,37 +138,42 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
           Ah.col(c) = opt.normalize_gate() ? M(W.col(c) / Scalar(W.col(c).norm())) : M(W.col(c));
         }
         // State: R T = V - S K with T = I + strict_upper(Ah^T K).
-        const M AK = Ah.transpose() * K;
+        const M AK = op(Ah).transpose() * op(K);
         M Tm = M::Identity(len, len);
         for (int i = 0; i < len; ++i)
           for (int t = i + 1; t < len; ++t) Tm(i, t) = AK(i, t);
-        const M Rhs = V - S * K;
+        const M Rhs = V - op(S) * op(K);
         // R T = Rhs  <=>  T^T R^T = Rhs^T with T^T unit lower.
         const M R = Tm.transpose().template triangularView<Eigen::UnitLower>().solve(Rhs.transpose()).transpose();
-        // Outputs of every step of the chunk.
-        const M AQ = Ah.transpose() * PhiQ;  // AQ(i, t) = a^_i . phi(q_t)
-        const M SQ = S * PhiQ;
+        // Outputs of every step of the chunk: Y = S Phi_q + R triu(Ah^T Phi_q).
+        M AQ = op(Ah).transpose() * op(PhiQ);  // AQ(i, t) = a^_i . phi(q_t)
+        for (int i = 0; i < len; ++i)
+          for (int t = 0; t < i; ++t) AQ(i, t) = Scalar(0);
+        M Yo = op(S) * op(PhiQ);
+        Yo += op(R) * op(AQ);
+        // ||S_t||_F^2 from Gram matrices (no D x D matrix per step).
+        const M SA = op(S) * op(Ah);
+        const M RR = op(R).transpose() * op(R), AA = op(Ah).transpose() * op(Ah);
+        Scalar n2 = S.squaredNorm();
         for (int t = 0; t < len; ++t) {
           n += PhiK.col(t);
           const std::size_t on = (std::size_t(b) * d.T + t0 + t) * d.H + h;
           const std::size_t ov = d.off(b, t0 + t, h, d.Dv);
-          const M St = S + R.leftCols(t + 1) * Ah.leftCols(t + 1).transpose();
+          Scalar inc = Scalar(2) * Scalar(R.col(t).dot(SA.col(t))) + RR(t, t) * AA(t, t);
+          for (int i = 0; i < t; ++i) inc += Scalar(2) * RR(i, t) * AA(i, t);
+          n2 += inc;
           Scalar den = Scalar(1);
           if (opt.readout == Readout::ratio) den = core::readout_den(Scalar(n.dot(PhiQ.col(t))), opt.den_floor);
-          for (int i = 0; i < d.Dv; ++i) {
-            Scalar y = SQ(i, t);
-            for (int m = 0; m <= t; ++m) y += R(i, m) * AQ(m, t);
-            r.o[ov + i] = opt.readout == Readout::ratio ? Scalar(y / den) : y;
-          }
-          r.state_norm[on] = St.norm();
+          for (int i = 0; i < d.Dv; ++i) r.o[ov + i] = opt.readout == Readout::ratio ? Scalar(Yo(i, t) / den) : Scalar(Yo(i, t));
+          r.state_norm[on] = core::vsqrt(n2 > Scalar(0) ? n2 : Scalar(0));
           r.gate_cos[on] = Ah.col(t).dot(K.col(t));
         }
         // Chunk-to-chunk step.
         M ZD = Z;
         for (int i = 0; i < len; ++i) ZD.col(i) /= D[i];
-        A -= ZD * Z.transpose();
+        A -= op(ZD) * op(Z).transpose();
         if (ridge) A += Scalar(opt.ridge) * M::Identity(d.Dk, d.Dk);
-        S += R * Ah.transpose();
+        S += op(R) * op(Ah).transpose();
         t0 += len;
       }
       const std::size_t bh = std::size_t(b) * d.H + h;
