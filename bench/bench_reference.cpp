@@ -10,8 +10,10 @@
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <vector>
 
 #include "vla/reference/models.hpp"
+#include "vla/reference/policy.hpp"
 
 using namespace vla;
 using namespace vla::ref;
@@ -50,7 +52,43 @@ void BM_Reference(benchmark::State& state) {
   state.SetLabel(bits == 0 ? "double" : bits == 113 ? "float128" : "mpfr" + std::to_string(bits));
 }
 
+// The cost of one FMA-class operation in the step's own loops: a D x D
+// matrix-vector product through the reference policy (D^2 fused multiply-adds),
+// on the same random data. A VLA step performs 3 Dk^2 + 4 Dv Dk + O(D) of them
+// (z = A u, the A update, w = A k^; S k^, the S update, S phi(q), ||S||_F), so
+// steps/s <= 1 / ((7 D^2) x ns/op): the bound quoted in the README.
+template <class T>
+void fma_cost(benchmark::State& state, int D) {
+  std::mt19937_64 gen(777);
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  std::vector<T> M(std::size_t(D) * D), x(D), y(D);
+  for (auto& e : M) e = T(U(gen));
+  for (auto& e : x) e = T(U(gen));
+  for (auto _ : state) {
+    RefPolicy<T>::matvec(M.data(), x.data(), y.data(), D, D);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["ns/op"] = benchmark::Counter(double(D) * D * double(state.iterations()),
+                                               benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_FmaCost(benchmark::State& state) {
+  const int D = int(state.range(0));
+  const int bits = int(state.range(1));
+  if (bits == 0) {
+    fma_cost<double>(state, D);
+  } else if (bits == 113) {
+    fma_cost<Float128>(state, D);
+  } else {
+    MpfrPrecision scope(bits);
+    fma_cost<Mpfr>(state, D);
+  }
+  state.SetLabel(bits == 0 ? "double" : bits == 113 ? "float128" : "mpfr" + std::to_string(bits));
+}
+
 }  // namespace
+
+BENCHMARK(BM_FmaCost)->ArgNames({"D", "bits"})->ArgsProduct({{64}, {0, 113, 128, 256, 512}});
 
 BENCHMARK(BM_Reference)
     ->ArgNames({"D", "bits"})
