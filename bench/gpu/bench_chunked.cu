@@ -1,0 +1,179 @@
+// Times the chunked kernel next to the fused recurrent kernel in one run (CUDA
+// events around each launch after a warm-up launch, median of the repeats,
+// inputs uniform in [-1, 1], never all zero) and states each shape's floor:
+// tensor-core FLOPs, bytes, and sequential chunk steps. SDPA (the softmax
+// baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the same script run.
+//   bench_chunked [--csv FILE] [--quick]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../../gpu/cuda/check.cuh"
+#include "vla/core/bf16.hpp"
+#include "vla/gpu/chunked_launch.hpp"
+#include "vla/gpu/fused.hpp"
+
+using namespace vla;
+
+namespace {
+
+__device__ __forceinline__ float hash_uniform(std::uint64_t i, std::uint32_t salt) {
+  std::uint64_t x = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 29;
+  return static_cast<float>((x >> 40) & 0xffffff) * (2.0f / 16777216.0f) - 1.0f;
+}
+__global__ void fill_f32(float* p, std::size_t n, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = hash_uniform(i, salt);
+}
+__global__ void fill_bf16(std::uint16_t* p, std::size_t n, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = core::bf16_bits_rne(hash_uniform(i, salt));
+}
+
+struct Impl {
+  std::string name;
+  bool chunked, bf16;
+  int C;  // chunked only
+};
+
+// Median ms of reps launches after one warm-up.
+template <class F>
+double time_ms(F&& launch, int reps) {
+  cudaEvent_t a, b;
+  VLA_CUDA_CHECK(cudaEventCreate(&a));
+  VLA_CUDA_CHECK(cudaEventCreate(&b));
+  launch();
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    VLA_CUDA_CHECK(cudaEventRecord(a));
+    launch();
+    VLA_CUDA_CHECK(cudaEventRecord(b));
+    VLA_CUDA_CHECK(cudaEventSynchronize(b));
+    float x = 0;
+    VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
+    ms.push_back(x);
+  }
+  VLA_CUDA_CHECK(cudaEventDestroy(a));
+  VLA_CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Multiply-adds of one chunk of one head: 15 products (docs/CHUNKED.md section 3
+// plus the readout and Gram terms), each D x C x D, C x C x D or D x C x C.
+double chunk_flops(int D, int C) {
+  const double dcd = double(D) * C * D, ccd = double(C) * C * D;
+  return 2.0 * (7 * dcd + 8 * ccd);  // P, AK, Rhs, SQ, SA, dA, dS | G, Y, ZY, T, AQ, RAQ, RR, AA
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* csv_path = nullptr;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else {
+      std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    cudaDeviceProp prop{};
+    VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    const int sms = prop.multiProcessorCount;
+    std::printf("device: %s, %d SMs\n", prop.name, sms);
+    std::printf("\nchunked kernel resources (threads, registers, dynamic smem, local bytes, blocks/SM):\n");
+    for (bool bf : {false, true})
+      for (int C : {32, 64}) {
+        const auto ki = gpu::chunked_kernel_info(bf, 64, C);
+        std::printf("  D=64 C=%d %-13s %d thr %d reg %d B smem %d B local %d blocks/SM\n", C, bf ? "chunked-bf16" : "chunked-fp32",
+                    ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
+      }
+    std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    if (csv) std::fprintf(csv, "impl,B,H,T,D,C,median_ms,tokens_per_s,us_per_chunk,reps\n");
+
+    const int D = 64;
+    struct Shape {
+      int B, H, T;
+    };
+    const std::vector<Shape> shapes = quick ? std::vector<Shape>{{1, 16, 4096}}
+                                            : std::vector<Shape>{{1, 16, 4096}, {1, 16, 16384}, {1, 16, 65536}, {8, 128, 4096}};
+    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64}, {"chunked-bf16 C=32", true, true, 32},
+                                  {"chunked-fp32 C=64", true, false, 64}, {"fused bf16", false, true, 0},
+                                  {"fused fp32", false, false, 0}};
+    std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps |\n|---|---|---|---|---|---|---|---|---|\n");
+    std::vector<std::string> floors;
+    for (const Shape& sh : shapes) {
+      const std::size_t n = std::size_t(sh.B) * sh.T * sh.H * D;
+      void *q, *k, *v, *o;
+      float *S, *A, *norm;
+      VLA_CUDA_CHECK(cudaMalloc(&q, n * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&k, n * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&v, n * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&o, n * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(sh.B) * sh.H * D * D * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(sh.B) * sh.H * D * D * 4));
+      VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(sh.B) * sh.T * sh.H * 4));
+      for (const Impl& im : impls) {
+        std::uint32_t salt = 1;
+        for (void* p : {q, k, v}) {
+          if (im.bf16) fill_bf16<<<1024, 256>>>(static_cast<std::uint16_t*>(p), n, salt++);
+          else fill_f32<<<1024, 256>>>(static_cast<float*>(p), n, salt++);
+        }
+        VLA_CUDA_CHECK(cudaGetLastError());
+        gpu::FusedParams p = gpu::make_params(Options{}, Dims{sh.B, sh.T, sh.H, D, D}, false);
+        p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
+        auto launch = [&] {
+          if (im.chunked) gpu::launch_chunked(p, im.bf16, im.C, nullptr);
+          else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
+        };
+        // Long launches get fewer repeats (the fused kernel at T = 65536 runs ~0.14 s).
+        const double probe = time_ms(launch, 1);
+        const int reps = probe > 100 ? 3 : probe > 10 ? 7 : 21;
+        const double ms = time_ms(launch, reps);
+        const double tok = double(sh.B) * sh.H * sh.T / (ms * 1e-3);
+        const int C = im.chunked ? im.C : 1;
+        const double waves = std::ceil(double(sh.B) * sh.H / sms);  // one block per SM (the chunked plan's smem)
+        const double per_step_us = ms * 1e3 / (waves * std::ceil(double(sh.T) / C));
+        std::printf("| %d | %d | %d | %d | %s | %.4g | %.3g | %.3g | %d |\n", sh.B, sh.H, sh.T, D, im.name.c_str(), ms, tok, per_step_us, reps);
+        if (csv) std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d\n", im.name.c_str(), sh.B, sh.H, sh.T, D, C, ms, tok, per_step_us, reps);
+        if (im.chunked && im.bf16) {
+          // Floor: tensor-core FLOPs at the measured dense bf16 rate (790 TFLOP/s, KINDS.md), the same
+          // on the SMs one block per head can use, bytes (q, k, v in, o out, bf16) at 4.3 TB/s.
+          const double fl = chunk_flops(D, C) * std::ceil(double(sh.T) / C) * sh.B * sh.H;
+          const double used = std::min<double>(sms, double(sh.B) * sh.H);
+          const double t_fl = fl / 790e12 * 1e3, t_fl_used = t_fl * sms / used;
+          const double bytes = 4.0 * n * 2, t_b = bytes / 4.3e12 * 1e3;
+          char line[512];
+          std::snprintf(line, sizeof line,
+                        "B=%d H=%d T=%d %s: %.3g GFLOP on tensor cores -> %.3g ms at 790 TFLOP/s (%.3g ms on the %g SMs "
+                        "one block per head uses); %.3g MB -> %.3g ms at 4.3 TB/s; %d sequential chunk steps per head "
+                        "(%.3g us each measured); achieved %.1f%% of the FLOP floor on the used SMs",
+                        sh.B, sh.H, sh.T, im.name.c_str(), fl / 1e9, t_fl, t_fl_used, used, bytes / 1e6, t_b, int(std::ceil(double(sh.T) / C)),
+                        per_step_us, 100.0 * std::max(t_fl_used, t_b) / ms);
+          floors.push_back(line);
+        }
+      }
+      for (void* p : {q, k, v, o, static_cast<void*>(S), static_cast<void*>(A), static_cast<void*>(norm)}) cudaFree(p);
+    }
+    std::printf("\nfloors:\n");
+    for (const auto& f : floors) std::printf("  %s\n", f.c_str());
+    if (csv) std::fclose(csv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_chunked: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

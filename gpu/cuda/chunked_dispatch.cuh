@@ -1,0 +1,71 @@
+// Dispatch of the chunked kernel on (D, C) for one precision; the instances of
+// each precision live in their own file (chunked_fp32.cu, chunked_bf16.cu) so
+// that they compile in parallel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "check.cuh"
+#include "chunked_kernel.cuh"
+#include "vla/gpu/fused.hpp"
+
+namespace vla::gpu::chunked {
+
+template <class Prec>
+void launch_prec(const FusedParams& p, int C, cudaStream_t s);
+template <class Prec>
+KernelInfo info_prec(int D, int C);
+
+template <class Tr>
+void launch_typed(const FusedParams& p, cudaStream_t s) {
+  const auto k = chunked_forward<Tr>;
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes));
+  k<<<p.B * p.H, NT, Tr::smem_bytes, s>>>(p);
+  VLA_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class Tr>
+KernelInfo info_typed() {
+  const auto k = chunked_forward<Tr>;
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes));
+  cudaFuncAttributes a{};
+  VLA_CUDA_CHECK(cudaFuncGetAttributes(&a, k));
+  KernelInfo i;
+  i.threads = NT;
+  i.registers = a.numRegs;
+  i.shared_bytes = Tr::smem_bytes;
+  i.local_bytes = int(a.localSizeBytes);
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i.blocks_per_sm, k, NT, Tr::smem_bytes));
+  return i;
+}
+
+// The instantiated shapes (vla::impl::chunked_supported).
+template <class Prec, class F>
+auto dispatch(int D, int C, F&& f) {
+  if (D == 64 && C == 64) return f(Traits<64, 64, Prec>{});
+  if (D == 64 && C == 32) return f(Traits<64, 32, Prec>{});
+  if (D == 32 && C == 64) return f(Traits<32, 64, Prec>{});
+  if (D == 32 && C == 32) return f(Traits<32, 32, Prec>{});
+  if (D == 16 && C == 64) return f(Traits<16, 64, Prec>{});
+  if (D == 16 && C == 32) return f(Traits<16, 32, Prec>{});
+  throw std::invalid_argument("chunked kernel: (D, C) = (" + std::to_string(D) + ", " + std::to_string(C) +
+                              ") not supported (D in {16, 32, 64}, C in {32, 64})");
+}
+
+}  // namespace vla::gpu::chunked
+
+// The instances of one precision (one translation unit each).
+#define VLA_CHUNKED_INSTANCES(PREC)                                                                      \
+  namespace vla::gpu::chunked {                                                                         \
+  template <>                                                                                           \
+  void launch_prec<PREC>(const FusedParams& p, int C, cudaStream_t s) {                                 \
+    dispatch<PREC>(p.D, C, [&](auto tr) { launch_typed<decltype(tr)>(p, s); });                         \
+  }                                                                                                     \
+  template <>                                                                                           \
+  KernelInfo info_prec<PREC>(int D, int C) {                                                            \
+    return dispatch<PREC>(D, C, [&](auto tr) { return info_typed<decltype(tr)>(); });                   \
+  }                                                                                                     \
+  }

@@ -1,0 +1,51 @@
+// The chunked-parallel VLA forward (docs/CHUNKED.md) as an implementation under
+// test: a CUDA kernel whose in-chunk work runs as matrix products (tensor cores
+// for bf16) and its CPU twin, the same precision policy on the host.
+//
+// Precision policies:
+//   chunked-fp32  float in/out; every product, solve and state in float (no TF32);
+//   chunked-bf16  bf16 in/out; every matrix product takes bf16 operands (the
+//                 state A and S too, rounded as they enter a product; stored in
+//                 float between chunks) with float accumulation: the
+//                 tensor-core policy. LDL^T, triangular solves, norms in float.
+// The twin is vla::ref::run_chunked<float, Ops> with Ops the operand rounding:
+// the same maths as the reference, only the products' operands rounded. It is
+// not bitwise equal to the kernel (tensor-core accumulation order is the
+// hardware's); both are checked against the recurrent reference.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/error_model.hpp"
+#include "vla/gpu/impl.hpp"
+
+namespace vla::impl {
+
+enum class ChunkedKind { fp32, bf16 };
+std::string to_string(ChunkedKind);
+ChunkedKind parse_chunked_kind(std::string_view);  // "chunked-fp32", "chunked-bf16"
+
+// Shapes the chunked kernel supports: Dk = Dv = D in {16, 32, 64} and chunk size
+// C in {32, 64} (D = 128 does not fit its shared-memory plan: rejected).
+bool chunked_supported(int D, int C);
+
+// Runs the chunked implementation `kind` with chunk size C on `device`
+// (Device::cpu = the CPU twin). All spec options of the VLA model are supported
+// (ridge steps end a chunk early, as in the reference). Throws
+// std::invalid_argument for unsupported shapes/options, std::runtime_error when
+// the device is unavailable.
+Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Device device, int C = 64);
+
+// The recurrent kernel kind whose plain same-precision baselines measure the
+// conditioning for the error model, and the precision the error model checks
+// against (docs/ERROR_MODEL.md; see the chunked section of the report).
+Kind baseline_kind(ChunkedKind);
+
+}  // namespace vla::impl
+
+namespace vla::accuracy {
+Precision precision_of(impl::ChunkedKind kind);
+}

@@ -1,0 +1,99 @@
+// vla::impl::run_chunked: checks what the chunked kernel supports, rounds the
+// inputs once to the implementation's input type (as vla::impl::run does), then
+// runs the CPU twin (the chunked reference at float with the kernel's operand
+// rounding) or the CUDA kernel on exactly those values.
+#include "vla/gpu/chunked.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "backends.hpp"
+#include "chunked_backend.hpp"
+#include "vla/core/bf16.hpp"
+#include "vla/gpu/inputs.hpp"
+#include "vla/gpu/chunked_twin.hpp"
+
+namespace vla::impl {
+
+std::string to_string(ChunkedKind k) { return k == ChunkedKind::fp32 ? "chunked-fp32" : "chunked-bf16"; }
+ChunkedKind parse_chunked_kind(std::string_view s) {
+  if (s == "chunked-fp32") return ChunkedKind::fp32;
+  if (s == "chunked-bf16") return ChunkedKind::bf16;
+  throw std::invalid_argument("unknown chunked implementation '" + std::string(s) + "' (expected chunked-fp32, chunked-bf16)");
+}
+
+bool chunked_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
+
+Kind baseline_kind(ChunkedKind k) { return k == ChunkedKind::fp32 ? Kind::fp32 : Kind::bf16_state; }
+
+namespace {
+
+template <class Ops>
+Outputs twin(const gpu::HostInputs& in, const Options& opt, int C, bool bf16_out) {
+  const Dims& d = in.dims;
+  Stream s;  // the rounded inputs, exactly (float and bf16 values are doubles exactly)
+  s.dims = d;
+  for (int w = 0; w < 4; ++w) {
+    if (w == 3 && !in.has_u) continue;
+    auto& x = w == 0 ? s.q : w == 1 ? s.k : w == 2 ? s.v : s.u;
+    const std::size_t n = w == 2 ? d.v_size() : d.qk_size();
+    x.resize(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = in.value(w, i);
+  }
+  const auto r = ref::run_chunked<float, Ops>(s, opt, C);
+  Outputs out;
+  out.allocate(d, true);
+  for (std::size_t i = 0; i < r.o.size(); ++i) out.o[i] = bf16_out ? core::round_bf16(r.o[i]) : r.o[i];
+  for (std::size_t i = 0; i < r.S.size(); ++i) out.S[i] = r.S[i];
+  for (std::size_t i = 0; i < r.A.size(); ++i) out.A[i] = r.A[i];
+  for (std::size_t i = 0; i < r.state_norm.size(); ++i) out.state_norm[i] = r.state_norm[i];
+  return out;
+}
+
+}  // namespace
+
+Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Device device, int C) {
+  const std::string name = to_string(kind);
+  validate(opt);
+  if (opt.model != Model::vla) throw std::invalid_argument("implementation '" + name + "' runs the VLA recurrence only");
+  const Dims& d = s.dims;
+  if (d.B < 1 || d.T < 1 || d.H < 1) throw std::invalid_argument("implementation '" + name + "': B, T and H must be >= 1");
+  if (d.Dk != d.Dv) throw std::invalid_argument("implementation '" + name + "' needs Dk = Dv");
+  if (!chunked_supported(d.Dk, C))
+    throw std::invalid_argument("implementation '" + name + "' supports D in {16, 32, 64} and chunk sizes 32, 64 (got D=" +
+                                std::to_string(d.Dk) + ", C=" + std::to_string(C) + ")");
+  validate_stream(s, opt);
+  const bool bf16 = kind == ChunkedKind::bf16;
+  // Measured (tests/gpu/test_chunked_twin.cpp, UnnormalisedKeysBreakBf16Operands):
+  // with unnormalised keys the state's unit triangular system I + strict_upper(Ah^T K)
+  // has entries that make its inverse grow like 2^C, and bf16 operands' errors are
+  // amplified by that (errors up to 1e21 times the model's scale at C = 64).
+  if (bf16 && !opt.normalize_key())
+    throw std::invalid_argument("implementation '" + name + "' needs unit keys (--normalize both or key): with --normalize " +
+                                to_string(opt.normalize) +
+                                " its triangular solves amplify bf16 operand rounding beyond the error model; use chunked-fp32");
+  const gpu::HostInputs in = gpu::prepare_inputs(s, bf16);
+  gpu::check_rounded_keys(in, opt);
+  if (device == Device::cpu)
+    return bf16 ? twin<gpu::Bf16Operands>(in, opt, C, true) : twin<ref::ExactOperands>(in, opt, C, false);
+#if defined(VLA_HAVE_CUDA)
+  if (!gpu::cuda_device_present()) throw std::runtime_error("implementation '" + name + "' on cuda: no CUDA device is visible");
+  return gpu::run_cuda_chunked(in, opt, bf16, C);
+#else
+  throw std::runtime_error("implementation '" + name + "' on cuda: this build has no CUDA kernels; use --device cpu");
+#endif
+}
+
+}  // namespace vla::impl
+
+namespace vla::accuracy {
+// chunked-bf16: the state enters every product rounded to bf16, once per chunk;
+// its unit roundoff is bf16's (the bf16-state policy rounds it once per step, so
+// its plain baseline bounds the conditioning from above).
+Precision precision_of(impl::ChunkedKind kind) {
+  const double f32 = std::ldexp(1.0, -24), bf = std::ldexp(1.0, -8);
+  return kind == impl::ChunkedKind::fp32 ? Precision{"chunked-fp32", f32, f32, false} : Precision{"chunked-bf16", bf, bf, true};
+}
+}  // namespace vla::accuracy

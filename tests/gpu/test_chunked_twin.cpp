@@ -1,0 +1,175 @@
+// The chunked implementation's CPU twin (vla::impl::run_chunked on the cpu: the
+// chunked reference at float with the kernel's operand rounding) against the
+// recurrent double reference, through the error model of the gate
+// (gpu/include/vla/gpu/error_model.hpp; the chunked precisions and baselines in
+// gpu/include/vla/gpu/chunked.hpp). Shapes: T in {1, C-1, C, C+1, 200}, D in
+// {16, 32, 64}, C in {32, 64}, every option; near-collinear keys probe the
+// triangular solves.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "chunked_streams.hpp"
+#include "streams.hpp"
+#include "vla/gpu/chunked.hpp"
+#include "vla/gpu/chunked_twin.hpp"
+#include "vla/gpu/error_model.hpp"
+
+using namespace vla;
+using impl::ChunkedKind;
+
+namespace {
+
+accuracy::Verdict check_twin(const Stream& s0, const Options& opt, ChunkedKind kind, int C) {
+  const impl::Kind base_kind = impl::baseline_kind(kind);
+  const Stream s = ts::rounded_for(s0, kind == ChunkedKind::fp32 ? impl::Kind::fp32 : impl::Kind::bf16);
+  const Outputs twin = impl::run_chunked(s, opt, kind, impl::Device::cpu, C);
+  const Outputs ref = ts::reference_double(s, opt);
+  const ts::Baselines base = ts::baselines(s, opt, base_kind);
+  return accuracy::check(twin, ref, base.ptrs(), accuracy::precision_of(kind));
+}
+
+std::string tag(const std::string& name, ChunkedKind kind, int C, const Dims& d) {
+  return name + " " + impl::to_string(kind) + " C=" + std::to_string(C) + " B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) +
+         " H=" + std::to_string(d.H) + " D=" + std::to_string(d.Dk);
+}
+
+constexpr ChunkedKind kKinds[] = {ChunkedKind::fp32, ChunkedKind::bf16};
+
+}  // namespace
+
+TEST(ChunkedTwin, AwkwardLengthsEveryShape) {
+  const Options paper = preset_options(Preset::paper);
+  std::uint64_t seed = 800;
+  for (ChunkedKind kind : kKinds)
+    for (int C : {32, 64})
+      for (int D : {16, 32, 64})
+        for (int T : {1, C - 1, C, C + 1, 200}) {
+          const Stream s = ts::make_stream(2, T, 3, D, ++seed);
+          const auto v = check_twin(s, paper, kind, C);
+          EXPECT_TRUE(v.pass) << tag("paper", kind, C, s.dims) << ": " << v.summary();
+        }
+}
+
+TEST(ChunkedTwin, EveryOption) {
+  struct Case {
+    std::string name;
+    Options opt;
+    ts::Family fam = ts::Family::gaussian;
+    bool with_u = false;
+  };
+  const Options paper = preset_options(Preset::paper), v3 = preset_options(Preset::vla_v3);
+  std::vector<Case> cs{{"vla-v3", v3}, {"vla-v3+u", v3, ts::Family::gaussian, true}, {"heavy", paper, ts::Family::heavy}};
+  Options o = paper;
+  o.feature_map = FeatureMap::identity;
+  cs.push_back({"identity", o});
+  for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
+    o = paper;
+    o.normalize = nz;
+    cs.push_back({"normalize-" + to_string(nz), o});
+  }
+  o = paper;
+  o.readout = Readout::raw;
+  cs.push_back({"raw", o});
+  o = paper;
+  o.delta_floor = 1.6;  // above 1: the clamp acts (docs/CHUNKED.md)
+  cs.push_back({"active-delta-floor", o});
+  o = v3;
+  o.ridge_every = 7;  // ridge steps inside chunks
+  o.ridge = 0.05;
+  cs.push_back({"ridge-every-7", o});
+  std::uint64_t seed = 900;
+  for (const Case& c : cs)
+    for (ChunkedKind kind : kKinds) {
+      const Stream s = ts::make_stream(2, 150, 2, 32, ++seed, c.fam, c.with_u);
+      if (kind == ChunkedKind::bf16 && !c.opt.normalize_key()) {  // rejected: see UnnormalisedKeysBreakBf16Operands
+        EXPECT_THROW(impl::run_chunked(s, c.opt, kind, impl::Device::cpu, 32), std::invalid_argument) << c.name;
+        continue;
+      }
+      if (c.opt.normalize == Normalize::gate) {
+        // Unit gates with raw keys: |1 - a^.k| > 1 makes the recurrence itself grow
+        // exponentially (||S_t|| ~ 1e24 by T = 300 at D = 64; the fused twins overflow
+        // float too), so only a short prefix is a meaningful accuracy check.
+        const Stream sh = ts::make_stream(2, 12, 2, 32, seed, c.fam, c.with_u);
+        const auto v = check_twin(sh, c.opt, kind, 32);
+        EXPECT_TRUE(v.pass) << tag(c.name, kind, 32, sh.dims) << ": " << v.summary();
+        continue;
+      }
+      const auto v = check_twin(s, c.opt, kind, 32);
+      EXPECT_TRUE(v.pass) << tag(c.name, kind, 32, s.dims) << ": " << v.summary();
+    }
+}
+
+// Near-collinear keys: the Gram matrix is near rank one and, with alternating
+// signs, the state's triangular system has entries near -1. The chunked form's
+// error must stay within the same model as the recurrence's.
+TEST(ChunkedTwin, NearCollinearKeys) {
+  Options ident = preset_options(Preset::paper);
+  ident.feature_map = FeatureMap::identity;
+  const Options paper = preset_options(Preset::paper), v3 = preset_options(Preset::vla_v3);
+  std::uint64_t seed = 1000;
+  for (double eps : {1e-1, 1e-2, 1e-3})
+    for (bool alternate : {false, true})
+      for (const Options* opt : {&paper, &v3, static_cast<const Options*>(&ident)}) {
+        if (alternate && opt != &ident) continue;  // elu1 keys are positive: no sign flip
+        for (ChunkedKind kind : kKinds) {
+          const Stream s = ts::make_collinear(1, 256, 2, 64, eps, alternate, ++seed);
+          const auto v = check_twin(s, *opt, kind, 64);
+          const std::string name = std::string(opt == &ident ? "identity" : opt == &v3 ? "vla-v3" : "paper") + " eps=" +
+                                   std::to_string(eps) + (alternate ? " alternating" : "");
+          std::printf("collinear %-40s %s: max group ratio %.3g (model allows %.3g)\n", name.c_str(), impl::to_string(kind).c_str(),
+                      v.max_group_ratio, accuracy::ModelConstants{}.K);
+          EXPECT_TRUE(v.pass) << tag(name, kind, 64, s.dims) << ": " << v.summary();
+        }
+      }
+}
+
+TEST(ChunkedTwin, RejectsUnsupportedShapesClearly) {
+  const Stream s = ts::make_stream(1, 10, 1, 128, 1);
+  try {
+    impl::run_chunked(s, Options{}, ChunkedKind::bf16, impl::Device::cpu, 64);
+    FAIL() << "D = 128 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("D=128"), std::string::npos) << e.what();
+  }
+  const Stream s2 = ts::make_stream(1, 10, 1, 64, 1);
+  EXPECT_THROW(impl::run_chunked(s2, Options{}, ChunkedKind::fp32, impl::Device::cpu, 48), std::invalid_argument);
+  EXPECT_EQ(impl::parse_chunked_kind("chunked-bf16"), ChunkedKind::bf16);
+  EXPECT_THROW(impl::parse_chunked_kind("chunked"), std::invalid_argument);
+}
+
+// The finding behind chunked-bf16's rejection of unnormalised keys: on the same
+// streams the fused bf16 twin (recurrent) is inside the model, while the chunked
+// form with bf16 operands is far outside it (the triangular solve amplifies the
+// operand rounding); chunked-fp32 stays inside.
+TEST(ChunkedTwin, UnnormalisedKeysBreakBf16Operands) {
+  Options o = preset_options(Preset::paper);
+  o.normalize = Normalize::none;
+  int outside = 0;
+  for (int seed = 0; seed < 3; ++seed) {
+    const Stream s = ts::rounded_for(ts::make_stream(2, 300, 2, 64, 77 + seed), impl::Kind::bf16);
+    const Outputs ref = ts::reference_double(s, o);
+    const auto prec = accuracy::precision_of(ChunkedKind::bf16);
+    const ts::Baselines base = ts::baselines(s, o, impl::baseline_kind(ChunkedKind::bf16));
+    // The chunked twin's maths, bypassing run_chunked's rejection.
+    const auto r = ref::run_chunked<float, gpu::Bf16Operands>(s, o, 64);
+    Outputs tw;
+    tw.allocate(s.dims, true);
+    for (std::size_t i = 0; i < r.o.size(); ++i) tw.o[i] = core::round_bf16(r.o[i]);
+    for (std::size_t i = 0; i < r.S.size(); ++i) tw.S[i] = r.S[i];
+    for (std::size_t i = 0; i < r.A.size(); ++i) tw.A[i] = r.A[i];
+    for (std::size_t i = 0; i < r.state_norm.size(); ++i) tw.state_norm[i] = r.state_norm[i];
+    const auto chunked = accuracy::check(tw, ref, base.ptrs(), prec);
+    const auto fused = accuracy::check(impl::run(s, o, impl::Kind::bf16, impl::Device::cpu), ref, base.ptrs(), prec);
+    std::printf("normalize=none seed %d: fused bf16 twin max group ratio %.3g, chunked bf16 operands %.3g\n", seed,
+                fused.max_group_ratio, chunked.max_group_ratio);
+    EXPECT_TRUE(fused.pass) << fused.summary();
+    outside += !chunked.pass;
+    const auto v32 = check_twin(s, o, ChunkedKind::fp32, 64);
+    EXPECT_TRUE(v32.pass) << v32.summary();
+  }
+  // Measured: every one of these streams (and 6 of 6 in a wider sweep) is outside.
+  EXPECT_GE(outside, 1) << "chunked bf16 with unnormalised keys is now inside the model on these streams: re-measure and "
+                           "lift the rejection in gpu/src/chunked_impl.cpp";
+}
