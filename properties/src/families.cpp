@@ -10,6 +10,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include "family_builder.hpp"
+#include "vla/properties/adversarial.hpp"
 #include "vla/core/formulas.hpp"
 
 namespace vla::props::detail {
@@ -104,19 +105,9 @@ std::vector<Vec> gaussian_orthonormal_basis(int n, int count, Source& s) {
   return basis;
 }
 
-// Writes the raw key whose feature direction is y (unit). Under elu1 y must be
-// >= 0; its zero entries become phi^{-1}(kTinyFeature). The scale (k^ does not
-// depend on it) puts the largest feature at 2, so the large entries go through
-// phi's x + 1 branch and the small ones through its exp branch, both accurate.
 void write_key(double* k, const Vec& y, FeatureMap fm) {
-  const int n = static_cast<int>(y.size());
-  if (fm == FeatureMap::identity) {
-    for (int j = 0; j < n; ++j) k[j] = y[j];
-    return;
-  }
-  const double ymax = *std::max_element(y.begin(), y.end());
-  const double sc = 2.0 / ymax;
-  for (int j = 0; j < n; ++j) k[j] = y[j] > 0 ? phi_inverse(sc * y[j], fm) : std::log(kTinyFeature);
+  const Vec raw = raw_key_for_direction(y, fm);
+  std::copy(raw.begin(), raw.end(), k);
 }
 
 // A key must have a non-zero feature vector (validate_stream computes its norm in
@@ -313,7 +304,17 @@ Case build_case(const BuildSpec& spec, Source& s) {
         if (ks) {
           ks->key(t, k, s);
         } else if (f == Family::subnormal) {
-          for (int j = 0; j < d.Dk; ++j) k[j] = s.coin(0.5) ? subnormal_or_zero(s) : s.normal();
+          if (s.coin(0.25)) {
+            // A whole feature vector of size 2^-(520..535): its squares are
+            // subnormal, so its norm is computed with an absolute error in double.
+            const int e = 520 + s.integer(0, 15);
+            for (int j = 0; j < d.Dk; ++j) {
+              const double f = std::ldexp(0.5 + s.p(), -e);
+              k[j] = spec.feature_map == FeatureMap::elu1 ? std::log(f) : (s.coin(0.5) ? -f : f);
+            }
+          } else {
+            for (int j = 0; j < d.Dk; ++j) k[j] = s.coin(0.5) ? subnormal_or_zero(s) : s.normal();
+          }
         } else {
           fill_vector(k, d.Dk);
         }

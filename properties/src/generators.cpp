@@ -1,12 +1,15 @@
 // The seeded API and the small helpers of generators.hpp.
 #include "vla/properties/generators.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "family_builder.hpp"
 #include "source.hpp"
 #include "vla/core/formulas.hpp"
+#include "vla/properties/adversarial.hpp"
 
 namespace vla::props {
 
@@ -83,6 +86,22 @@ double phi_inverse(double y, FeatureMap fm) {
   if (fm == FeatureMap::identity) return y;
   if (!(y > 0)) throw std::invalid_argument("phi_inverse: elu1 features are > 0");
   return y > 1.0 ? y - 1.0 : std::log(y);
+}
+
+std::vector<double> raw_key_for_direction(const std::vector<double>& y, FeatureMap fm) {
+  if (fm == FeatureMap::identity) return y;
+  double ymax = 0;
+  for (double e : y) ymax = std::max(ymax, e);
+  if (!(ymax > 0)) throw std::invalid_argument("raw_key_for_direction: an elu1 feature direction needs a positive entry");
+  // Largest feature at 2: large entries use phi's x + 1 branch, small ones its
+  // exp branch, both accurate to a few ulps.
+  const double sc = 2.0 / ymax;
+  std::vector<double> k(y.size());
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    const double f = sc * y[j];
+    k[j] = f > kTinyFeature ? phi_inverse(f, fm) : std::log(kTinyFeature);
+  }
+  return k;
 }
 
 std::vector<double> key_direction(const double* k, int dk, FeatureMap fm) {

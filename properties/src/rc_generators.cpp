@@ -4,26 +4,12 @@
 #include <ostream>
 
 #include "family_builder.hpp"
-#include "source.hpp"
+#include "rc_source.hpp"
 #include "vla/properties/generators.hpp"
 
 namespace vla::props {
 
 namespace {
-
-// Each quantile is one RapidCheck pick over 2^32 - 1 values at full size, so the
-// family's distribution does not depend on RapidCheck's size parameter; it
-// shrinks towards pick 0, which is mapped to p = 1/2 (picks 2j - 1 and 2j go to
-// 1/2 -+ j 2^-32), so a shrunk case holds each family's simplest values.
-class RcSource final : public detail::Source {
- public:
-  double p() override {
-    const std::uint32_t m = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::uint32_t>(0u, 0xFFFFFFFFu));
-    if (m == 0) return 0.5;
-    const double j = static_cast<double>((static_cast<std::uint64_t>(m) + 1) / 2);
-    return (m % 2 == 1) ? 0.5 - j * 0x1p-32 : 0.5 + j * 0x1p-32;
-  }
-};
 
 Dims draw_dims(const GenLimits& lim) {
   Dims d;
@@ -44,8 +30,8 @@ rc::Gen<Case> gen_case(Family f, const GenLimits& lim) {
     spec.family = f;
     spec.dims = draw_dims(lim);
     spec.feature_map = lim.draw_feature_map ? *rc::gen::element(FeatureMap::elu1, FeatureMap::identity) : FeatureMap::elu1;
-    spec.with_u = lim.draw_u ? *rc::gen::weightedElement<bool>({{3, false}, {1, true}}) : false;
-    RcSource src;
+    spec.with_u = lim.force_u ? true : lim.draw_u ? *rc::gen::weightedElement<bool>({{3, false}, {1, true}}) : false;
+    detail::RcSource src;
     spec.lambda0 = lim.draw_lambda0 ? std::pow(10.0, src.uniform(-2.0, 2.0)) : 1.0;
     return detail::build_case(spec, src);
   });

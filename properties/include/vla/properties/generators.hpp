@@ -40,7 +40,8 @@ enum class Family {
   rank_deficient,   // keys span a subspace of dimension r < Dk (param r; r = 1 when Dk = 1)
   rotating,         // k^_t turns by omega in [1e-4, 1e-1] per step in one plane (param omega)
   scale_extremes,   // every vector scaled by 10^e, e uniform in [-30, 30]
-  subnormal,        // vectors (q, v, u) or entries (k) subnormal, and signed zeros
+  subnormal,        // vectors (q, v, u) or entries (k) subnormal, signed zeros; 1/4 of the keys
+                    // have ||phi(k)|| ~ 2^-520 (squares subnormal)
   lambda_extremes,  // gaussian entries, lambda0 = 10^e with e uniform in [-8, 8]
 };
 
@@ -99,6 +100,7 @@ struct GenLimits {
   int min_Dv = 1, max_Dv = 3;
   bool draw_feature_map = true;  // else always elu1 (shrinks to elu1 anyway)
   bool draw_u = true;            // sometimes draw explicit u (shrinks to none)
+  bool force_u = false;          // always draw explicit u
   bool draw_lambda0 = true;      // lambda0 = 10^e, e in [-2, 2], shrinking to 1; else 1
 };
 
