@@ -29,7 +29,7 @@ if [ -n "$bin" ] && "$bin/test_gpu_chunked_cuda" --shard 0/100000 > /dev/null 2>
   stamp "using prebuilt binaries in $bin"
 else
   stamp "build"
-  if ! { cmake -S gpu/standalone -B "$build" -DCMAKE_BUILD_TYPE=Release -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" &&
+  if ! { cmake -S gpu/standalone -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" &&
          cmake --build "$build" -j "$jobs" --target test_gpu_chunked_cuda bench_chunked; } > "$logs/build.log" 2>&1; then
     tail -40 "$logs/build.log"; echo "build failed"; exit 1
   fi

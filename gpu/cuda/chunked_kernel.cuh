@@ -58,6 +58,9 @@ template <class Tr, int M, int N, int K, bool ACC, class FA, class FB>
 __device__ void mm(float* out, int ldo, FA a, FB b, __nv_bfloat16* st) {
   __syncthreads();
   if constexpr (Tr::tc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    __trap();  // bf16 WMMA needs sm_80 or newer: build with CMAKE_CUDA_ARCHITECTURES=90 for the H200
+#else
     using namespace nvcuda;
     constexpr int LA = K + 8, LB = N + 8;
     __nv_bfloat16* sa = st;
@@ -85,6 +88,7 @@ __device__ void mm(float* out, int ldo, FA a, FB b, __nv_bfloat16* st) {
       }
       wmma::store_matrix_sync(out + r0 * ldo + c0, acc, ldo, wmma::mem_row_major);
     }
+#endif
   } else {
     // chunked-fp32: float products on the CUDA cores (no TF32), k in increasing order.
     for (int e = threadIdx.x; e < M * N; e += NT) {
