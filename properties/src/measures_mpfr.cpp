@@ -233,7 +233,10 @@ std::vector<PrecisionCheck> double_vs_mpfr(const Stream& s, const Options& opt, 
     c.err_N = double(abs(Mpfr(L.state_norm) - H.state_norm));
     // Readout (ratio or raw): y = S phi(q), den = n_t . phi(q).
     nsum += phik;
-    dn += double(phik.norm()) * 2 * u + t * u * double(nsum.norm());
+    // n_t = n_{t-1} + phi(k_t): each addition errs by u |n_t| (the partial sum, which
+    // may be much larger than the final one when identity-map keys cancel), plus
+    // the rounding of phi(k_t).
+    dn += double(phik.norm()) * 2 * u + u * double(nsum.norm());
     const bool ratio = opt.readout == Readout::ratio;
     const double den = ratio ? double(abs(nsum.dot(q))) : 1.0;
     const double qn = double(q.norm()), nn = double(nsum.norm());
@@ -246,7 +249,11 @@ std::vector<PrecisionCheck> double_vs_mpfr(const Stream& s, const Options& opt, 
       if (ratio) e += std::fabs(oex) * (dn * qn + gamma_n(n, u) * nn * qn + ops * eta) / den;
       eO = std::max(eO, e);
       errO = std::max(errO, double(abs(Mpfr(o_lo.o[oi]) - o_hi.o[oi])));
+      c.scale_O = std::max(c.scale_O, std::fabs(oex));
     }
+    // A denominator whose error bound reaches half its value may round to 0 or flip
+    // sign: no first-order bound on o then.
+    if (ratio && !((dn * qn + gamma_n(n, u) * nn * qn + ops * eta) < den / 2)) eO = INFINITY;
     c.bound_O = eO;
     c.err_O = errO;
     out.push_back(c);

@@ -20,6 +20,7 @@
 #include <numbers>
 #include <set>
 
+#include "prop_support.hpp"
 #include "vla/properties/generators.hpp"
 
 using namespace vla;
@@ -296,7 +297,7 @@ TEST(Generators, LambdaExtremesSpanSixteenDecades) {
 }
 
 // Every family, feature map and shape gives a stream the recurrence accepts.
-RC_GTEST_PROP(GeneratorsRc, EveryCaseIsValidInput, ()) {
+VLA_PROP(GeneratorsRc, EveryCaseIsValidInput, 500, ()) {
   GenLimits lim;
   lim.max_B = 2;
   lim.max_H = 2;

@@ -5,7 +5,8 @@
 //     Dk eta / ||phi(k)||^2 in double when the squares underflow (eta = 2^-1074);
 //   * the write identity S_t k^_t = (1 - c_t) S_{t-1} k^_t + c_t v_t, c_t = a^_t . k^_t
 //     (exact in real arithmetic; per row the computed sides differ by at most
-//     gamma_{Dk+2} (|v_i| + ||S_{t-1,i}|| + ||S_{t,i}|| + |r_i|));
+//     gamma_{Dk+2} (|v_i| + ||S_{t-1,i}|| + ||S_{t,i}|| + |r_i|), plus (2 Dk + 6) 2^-1074
+//     in double for subnormal results);
 //   * causality: o_t does not depend on inputs after t (bitwise);
 //   * heads and batch entries are independent (bitwise);
 //   * k^ is invariant to positive scaling of phi(k) (bitwise for powers of two,
@@ -63,7 +64,11 @@ void check_unit_and_write(const Case& c, const TraceVec& tr, double u) {
       const Mpfr lhs = S.row(i).dot(kh);
       const Mpfr rhs = (Mpfr(1) - cc) * S_prev.row(i).dot(kh) + cc * v;
       const Mpfr r = v - S_prev.row(i).dot(kh);
-      const double bound = gamma_n(dk + 2, u) * double(abs(v) + S_prev.row(i).norm() + S.row(i).norm() + abs(r));
+      // Relative rounding, plus in double an absolute 2^-1074 for each of the
+      // 2 Dk + 6 operations whose result may be subnormal.
+      const double eta = u < 1e-20 ? 0.0 : std::ldexp(1.0, -1074);
+      const double bound = gamma_n(dk + 2, u) * double(abs(v) + S_prev.row(i).norm() + S.row(i).norm() + abs(r)) +
+                           (2 * dk + 6) * eta;
       RC_ASSERT(double(abs(lhs - rhs)) <= bound);
     }
     S_prev = S;
@@ -95,14 +100,14 @@ ref::TraceOptions with_S() {
 
 }  // namespace
 
-VLA_PROP(Invariants, UnitVectorsAndWriteIdentityAt256Bits, 30, ()) {
+VLA_PROP(Invariants, UnitVectorsAndWriteIdentityAt256Bits, 150, ()) {
   GenLimits lim;
   lim.max_T = 16;
   const Case c = *gen_any_case(lim);
   check_unit_and_write(c, ref::trace_head_mpfr(c.stream, c.options(), with_S(), kBits), unit_roundoff_bits(kBits));
 }
 
-VLA_PROP(Invariants, UnitVectorsAndWriteIdentityAtDouble, 60, ()) {
+VLA_PROP(Invariants, UnitVectorsAndWriteIdentityAtDouble, 300, ()) {
   GenLimits lim;
   lim.max_T = 24;
   lim.max_Dk = 8;
@@ -111,7 +116,7 @@ VLA_PROP(Invariants, UnitVectorsAndWriteIdentityAtDouble, 60, ()) {
 }
 
 // Changing every input from step t0 on leaves o_t, ||S_t|| for t < t0 bitwise unchanged.
-VLA_PROP(Invariants, Causality, 60, ()) {
+VLA_PROP(Invariants, Causality, 200, ()) {
   GenLimits lim;
   lim.min_T = 2;
   lim.max_T = 20;
@@ -144,7 +149,7 @@ VLA_PROP(Invariants, Causality, 60, ()) {
 }
 
 // Running a batch gives, bitwise, what each (b, h) gives alone.
-VLA_PROP(Invariants, HeadsAndBatchEntriesAreIndependent, 40, ()) {
+VLA_PROP(Invariants, HeadsAndBatchEntriesAreIndependent, 150, ()) {
   GenLimits lim;
   lim.max_T = 12;
   lim.max_B = 3;
@@ -168,7 +173,7 @@ VLA_PROP(Invariants, HeadsAndBatchEntriesAreIndependent, 40, ()) {
 // (n_t scales by alpha). Any alpha, either map (k' built so that phi(k') =
 // alpha phi(k), rounded to double): k^ equal at 256 bits within the rounding of
 // k', 4 u_double per entry.
-VLA_PROP(Invariants, KeyIsInvariantToScalingItsFeatures, 40, ()) {
+VLA_PROP(Invariants, KeyIsInvariantToScalingItsFeatures, 150, ()) {
   GenLimits lim;
   lim.max_T = 10;
   lim.draw_u = false;
@@ -202,6 +207,16 @@ VLA_PROP(Invariants, KeyIsInvariantToScalingItsFeatures, 40, ()) {
     if (elu1 && f <= 1) worst_rel[t] = std::max(worst_rel[t], 4.0 + std::fabs(std::log(f)));
   }
   RC_PRE(std::all_of(s3.k.begin(), s3.k.end(), [](double x) { return std::isfinite(x); }));
+  // Scaling a tiny feature vector down may underflow its squared norm to 0: then
+  // validate_stream rejects it (finding 2 of docs/FINDINGS.md), not our question here.
+  RC_PRE([&] {
+    try {
+      validate_stream(s3, c.options());
+      return true;
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  }());
   const auto t1 = ref::trace_head_mpfr(c.stream, c.options(), ref::TraceOptions{}, kBits);
   const auto t3 = ref::trace_head_mpfr(s3, c.options(), ref::TraceOptions{}, kBits);
   ref::MpfrPrecision p(kBits);
@@ -212,29 +227,34 @@ VLA_PROP(Invariants, KeyIsInvariantToScalingItsFeatures, 40, ()) {
 // The double reference against the 256-bit one: every error below twice its
 // first-order bound (double_vs_mpfr), wherever the bound is small enough for a
 // first-order model (relative bound < 1e-3; otherwise tagged, not asserted).
-VLA_PROP(Invariants, DoubleAgreesWithMpfrWithinTheErrorModel, 40, ()) {
+VLA_PROP(Invariants, DoubleAgreesWithMpfrWithinTheErrorModel, 200, ()) {
   GenLimits lim;
   lim.max_T = 16;
   lim.max_Dk = 6;
   const Case c = *gen_any_case(lim);
   const Options opt = c.options();
+  // Each quantity is checked where its bound is small enough for a first-order
+  // model (below 1e-3 of the quantity's scale), and tagged otherwise.
   bool all_in_range = true;
+  auto in_range = [&](double bound, double scale) {
+    const bool ok = bound <= 1e-3 * scale;
+    all_in_range = all_in_range && ok;
+    return ok;
+  };
   for (const auto& pc : double_vs_mpfr(c.stream, opt, 0, 0, kBits)) {
-    if (pc.bound_S > 1e-3 * pc.scale_S || pc.bound_A > 1e-3 * pc.scale_A) {
-      all_in_range = false;
-      break;
-    }
-    RC_ASSERT(pc.err_S <= 2 * pc.bound_S);
+    if (!in_range(pc.bound_A, pc.scale_A)) break;  // everything downstream depends on A
     RC_ASSERT(pc.err_A <= 2 * pc.bound_A);
+    if (!in_range(pc.bound_S, pc.scale_S)) break;
+    RC_ASSERT(pc.err_S <= 2 * pc.bound_S);
     RC_ASSERT(pc.err_N <= 2 * pc.bound_N);
-    RC_ASSERT(pc.err_O <= 2 * pc.bound_O);
+    if (in_range(pc.bound_O, pc.scale_O)) RC_ASSERT(pc.err_O <= 2 * pc.bound_O);
   }
   RC_CLASSIFY(!all_in_range, "bound too large for a first-order model");
 }
 
 // NaN or Inf in any tensor: std::invalid_argument naming the tensor; -0 is valid
 // and gives the same outputs as +0.
-VLA_PROP(Invariants, BadInputIsRejectedByName, 100, ()) {
+VLA_PROP(Invariants, BadInputIsRejectedByName, 300, ()) {
   GenLimits lim;
   lim.max_T = 6;
   const PoisonedCase pc = *gen_poisoned(lim);
@@ -273,7 +293,7 @@ VLA_PROP(Invariants, BadInputIsRejectedByName, 100, ()) {
 // in the spec's validation, and (b) under elu1 in double when every q_t,j <
 // -745, where exp underflows to 0 (finite at higher precision). Reported in
 // docs/FINDINGS.md; vla-v3's den_floor avoids both.
-VLA_PROP(Invariants, NonFiniteOutputsOnlyFromAZeroReadoutDenominator, 80, ()) {
+VLA_PROP(Invariants, NonFiniteOutputsOnlyFromAZeroReadoutDenominator, 300, ()) {
   GenLimits lim;
   lim.max_T = 10;
   lim.max_B = 2;

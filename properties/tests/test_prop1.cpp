@@ -163,7 +163,7 @@ TEST(P1Claim, AdversarialSearchFindsNoPlateau) {
 // ||S_t k^_t|| <= max(||S_{t-1} k^_t||, ||v_t||); and the whole state obeys the
 // step bound ||S_t||_F <= sigma(c_t) ||S_{t-1}||_F + ||v_t|| with P2's exact
 // sigma (Dk >= 2; for Dk = 1, S_t = v_t k^T exactly).
-VLA_PROP(P1Exact, KeyComponentAndStepBound, 30, ()) {
+VLA_PROP(P1Exact, KeyComponentAndStepBound, 150, ()) {
   GenLimits lim;
   lim.max_T = 16;
   lim.max_Dk = 5;
@@ -196,7 +196,7 @@ VLA_PROP(P1Exact, KeyComponentAndStepBound, 30, ()) {
 // Keys from one orthonormal set (coordinate axes in any order, identity map):
 // a^_t = k^_t, the update is the delta rule, each direction keeps its last
 // value, so ||S_t||_F <= sqrt(min(t, Dk)) max_s ||v_s||.
-VLA_PROP(P1Holds, OrthonormalKeysPlateauAtSqrtDkV, 30, ()) {
+VLA_PROP(P1Holds, OrthonormalKeysPlateauAtSqrtDkV, 200, ()) {
   const int dk = *rc::gen::inRange(1, 6);
   const int dv = *rc::gen::inRange(1, 3);
   const int T = *rc::gen::inRange(1, 40);

@@ -207,7 +207,7 @@ TEST(P2Claim, HeadDimensionOneHasZeroJacobian) {
 // [1, golden ratio), with c_t = a^_t.k^_t >= 2 sqrt(kappa)/(1 + kappa), kappa =
 // cond(A_t), so ||J_t||_2 <= jacobian_norm_bound_of_kappa(kappa); for Dk = 1, 0.
 // All families, both feature maps, paper and vla-v3 presets, explicit u or not.
-VLA_PROP(P2Exact, NormIsTheClosedFormOfTheGateCosine, 30, ()) {
+VLA_PROP(P2Exact, NormIsTheClosedFormOfTheGateCosine, 150, ()) {
   GenLimits lim;
   lim.max_T = 10;
   lim.max_Dk = 5;
@@ -249,7 +249,7 @@ VLA_PROP(P2Exact, NormIsTheClosedFormOfTheGateCosine, 30, ()) {
 // S_{t-1} = E_ij with v = 0 gives the columns of J_t, and they equal the
 // formula's X -> X (I - k^ a^T) to the step's rounding (one fma per entry
 // against a product and a subtraction: 4 u).
-VLA_PROP(P2Exact, OperatorFromTheStepIsTheFormula, 20, ()) {
+VLA_PROP(P2Exact, OperatorFromTheStepIsTheFormula, 80, ()) {
   GenLimits lim;
   lim.max_T = 6;
   lim.max_Dk = 4;
@@ -272,7 +272,7 @@ VLA_PROP(P2Exact, OperatorFromTheStepIsTheFormula, 20, ()) {
 // c_t = 1 and ||J_t||_2 = 1 (Dk >= 2). Exactly orthogonal keys (coordinate axes
 // in any order, identity map, so no rounding in k^) are such a case, as is any
 // stream's first step when u = k^.
-VLA_PROP(P2Holds, WhenKeysAreExactlyOrthogonal, 20, ()) {
+VLA_PROP(P2Holds, WhenKeysAreExactlyOrthogonal, 100, ()) {
   const int dk = *rc::gen::inRange(2, 6);
   const int T = *rc::gen::inRange(1, 2 * dk + 1);
   const double lambda0 = std::pow(10.0, *rc::gen::inRange(-4, 5));
@@ -291,7 +291,7 @@ VLA_PROP(P2Holds, WhenKeysAreExactlyOrthogonal, 20, ()) {
   for (const auto& sn : jacobian_norms(s, opt, kBits)) RC_ASSERT(std::fabs(sn.sigma - 1) <= tol(dk, 1, kBits));
 }
 
-VLA_PROP(P2Holds, AtTheFirstStepWhenPenaltyIsTheKey, 20, ()) {
+VLA_PROP(P2Holds, AtTheFirstStepWhenPenaltyIsTheKey, 100, ()) {
   GenLimits lim;
   lim.min_Dk = 2;
   lim.max_T = 1;

@@ -50,7 +50,7 @@ void check_sm(const std::vector<SmCheck>& checks, double lambda0) {
 
 }  // namespace
 
-VLA_PROP(SM, ExactSpdAndMonotoneAt256Bits, 40, ()) {
+VLA_PROP(SM, ExactSpdAndMonotoneAt256Bits, 150, ()) {
   GenLimits lim;
   lim.max_T = 16;
   lim.max_Dk = 6;
@@ -60,7 +60,7 @@ VLA_PROP(SM, ExactSpdAndMonotoneAt256Bits, 40, ()) {
   RC_CLASSIFY(c.stream.has_u(), "explicit u");
 }
 
-VLA_PROP(SM, ExactSpdAndMonotoneAtDouble, 60, ()) {
+VLA_PROP(SM, ExactSpdAndMonotoneAtDouble, 300, ()) {
   GenLimits lim;
   lim.max_T = 24;
   lim.max_Dk = 8;
@@ -71,7 +71,7 @@ VLA_PROP(SM, ExactSpdAndMonotoneAtDouble, 60, ()) {
 
 // u_unit_scaled and the delta floor of vla-v3 keep A_t the exact inverse of the
 // penalty actually accumulated (checked while no ridge has been added: t < 20).
-VLA_PROP(SM, V3FloorAndUnitPenaltyKeepExactness, 30, ()) {
+VLA_PROP(SM, V3FloorAndUnitPenaltyKeepExactness, 100, ()) {
   GenLimits lim;
   lim.max_T = 19;
   lim.max_Dk = 6;

@@ -108,7 +108,8 @@ T sherman_morrison_residual(const Mat<T>& A, const std::vector<Vec<T>>& us, doub
 //   rho = gamma_{n+1} (||v|| + ||S_{t-1}||_F)            rounding of r = v - S k^
 //   eS_t = sigma(c_t) eS_{t-1} + ||S_{t-1}||_F dk + rho + ||r|| da + u ||S_t||_F
 //   eN  = eS_t + (gamma_{n Dv} / 2 + u) ||S_t||_F + sqrt((n Dv + 2) eta)   ||S_t||_F
-//   eO_i = (||dS_i|| |phi(q)| + gamma_n |S_i||phi(q)|) / den + |o_i| (|dn||phi(q)| + gamma_n |n||phi(q)|) / den + u |o_i|
+//   dn_t = dn_{t-1} + 2 u |phi(k_t)| + u |n_t|             n_t = n_{t-1} + phi(k_t)
+//   eO_i = (||dS_i|| |phi(q)| + gamma_n |S_i||phi(q)|) / den + |o_i| (dn |phi(q)| + gamma_n |n||phi(q)|) / den + u |o_i|
 // plus, in every bound, an absolute (n + 4) eta per operation chain for underflow
 // (eta = 2^-1074 >= the 2^-1075 by which a subnormal result errs absolutely); the
 // measured errors must stay below twice these (first order).
@@ -119,6 +120,8 @@ struct PrecisionCheck {
   double err_N = 0, bound_N = 0;    // | ||S_t||_F~ - ||S_t||_F |
   double err_O = 0, bound_O = 0;    // max_i |o~_t,i - o_t,i|
   double scale_S = 0, scale_A = 0;  // ||S_t||_F, ||A_t||_F (exact)
+  double scale_O = 0;               // max_i |o_t,i| (exact); bound_O is inf when the
+                                    // readout denominator's bound reaches half of it
 };
 // Paper options only (normalize both, no stabiliser); std::invalid_argument otherwise.
 std::vector<PrecisionCheck> double_vs_mpfr(const Stream& s, const Options& opt, int b, int h, long bits);
