@@ -21,7 +21,9 @@
 #include <set>
 
 #include "prop_support.hpp"
+#include "vla/properties/adversarial.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/reference/models.hpp"
 
 using namespace vla;
 using namespace vla::props;
@@ -310,5 +312,60 @@ VLA_PROP(GeneratorsRc, EveryCaseIsValidInput, 500, ()) {
   if (c.family == Family::orthogonal || c.family == Family::near_collinear || c.family == Family::rank_deficient ||
       c.family == Family::rotating || c.family == Family::repeated) {
     RC_ASSERT(c.basis.size() == static_cast<std::size_t>(d.B * d.H));
+  }
+}
+
+// Named generators are the family generators.
+VLA_PROP(GeneratorsRc, NamedGeneratorsDrawTheirFamily, 50, ()) {
+  RC_ASSERT((*gen_near_collinear()).family == Family::near_collinear);
+  RC_ASSERT((*gen_subnormal()).family == Family::subnormal);
+  RC_ASSERT((*gen_lambda_extremes()).family == Family::lambda_extremes);
+}
+
+// The adversary stays within its bounds (unit keys, in the positive orthant under
+// elu1; ||v_t|| <= V; unit u when chosen) and does what it is for: its streams'
+// final ||S_T||_F exceeds that of random streams with the same bounds.
+TEST(Adversary, RespectsItsBoundsAndBeatsRandomStreams) {
+  for (FeatureMap fm : {FeatureMap::elu1, FeatureMap::identity}) {
+    AdversaryBounds b;
+    b.T = 128;
+    b.Dk = 4;
+    b.Dv = 2;
+    b.V = 0.5;
+    b.choose_u = fm == FeatureMap::identity;
+    b.opt.feature_map = fm;
+    const AdversarialResult r = adversarial_search(b, objective_state_norm());
+    const Stream& s = r.adv_case.stream;
+    ASSERT_EQ(s.dims.T, b.T);
+    ASSERT_EQ(r.objective.size(), std::size_t(b.T));
+    for (int t = 0; t < b.T; ++t) {
+      const auto y = key_direction(s.k.data() + std::size_t(t) * b.Dk, b.Dk, fm);
+      double n2 = 0;
+      for (double e : y) n2 += e * e;
+      EXPECT_NEAR(n2, 1.0, geo_tol(b.Dk));
+      double v2 = 0;
+      for (int i = 0; i < b.Dv; ++i) v2 += s.v[std::size_t(t) * b.Dv + i] * s.v[std::size_t(t) * b.Dv + i];
+      EXPECT_LE(std::sqrt(v2), b.V * (1 + 4 * kU));
+      if (b.choose_u) {
+        double u2 = 0;
+        for (int j = 0; j < b.Dk; ++j) u2 += s.u[std::size_t(t) * b.Dk + j] * s.u[std::size_t(t) * b.Dk + j];
+        EXPECT_NEAR(u2, 1.0, geo_tol(b.Dk));
+      }
+    }
+    // The objective it reports is the state norm of its stream.
+    const auto ref = ref::run_model<double>(s, r.adv_case.options());
+    EXPECT_EQ(ref.state_norm.back(), r.objective.back());
+    // Random streams under the same bounds: unit keys and ||v|| = V.
+    double random_best = 0;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      Stream g = make_stream(Family::gaussian, Dims{1, b.T, 1, b.Dk, b.Dv}, seed, MakeOptions{fm, b.choose_u});
+      for (int t = 0; t < b.T; ++t) {
+        double v2 = 0;
+        for (int i = 0; i < b.Dv; ++i) v2 += g.v[std::size_t(t) * b.Dv + i] * g.v[std::size_t(t) * b.Dv + i];
+        for (int i = 0; i < b.Dv; ++i) g.v[std::size_t(t) * b.Dv + i] *= b.V / std::sqrt(v2);
+      }
+      random_best = std::max(random_best, ref::run_model<double>(g, r.adv_case.options()).state_norm.back());
+    }
+    EXPECT_GT(r.objective.back(), 2 * random_best) << to_string(fm);
   }
 }

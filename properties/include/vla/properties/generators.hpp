@@ -109,6 +109,25 @@ rc::Gen<Case> gen_case(Family f, const GenLimits& lim = {});
 rc::Gen<Case> gen_any_case(const GenLimits& lim = {});
 rc::Gen<Stream> gen_stream(Family f, const GenLimits& lim = {});
 
+// One named generator per family (the same as gen_case(Family::x, lim)).
+#define VLA_PROPS_NAMED_GEN(x) \
+  inline rc::Gen<Case> gen_##x(const GenLimits& lim = {}) { return gen_case(Family::x, lim); }
+VLA_PROPS_NAMED_GEN(gaussian)
+VLA_PROPS_NAMED_GEN(uniform)
+VLA_PROPS_NAMED_GEN(student_t)
+VLA_PROPS_NAMED_GEN(cauchy)
+VLA_PROPS_NAMED_GEN(sparse)
+VLA_PROPS_NAMED_GEN(positive)
+VLA_PROPS_NAMED_GEN(repeated)
+VLA_PROPS_NAMED_GEN(orthogonal)
+VLA_PROPS_NAMED_GEN(near_collinear)
+VLA_PROPS_NAMED_GEN(rank_deficient)
+VLA_PROPS_NAMED_GEN(rotating)
+VLA_PROPS_NAMED_GEN(scale_extremes)
+VLA_PROPS_NAMED_GEN(subnormal)
+VLA_PROPS_NAMED_GEN(lambda_extremes)
+#undef VLA_PROPS_NAMED_GEN
+
 // Bad input for the error-path properties. RapidCheck's arbitrary<double> never
 // yields NaN, Inf or -0; these do.
 enum class Poison { nan, pos_inf, neg_inf, neg_zero };
