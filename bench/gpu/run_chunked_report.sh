@@ -38,10 +38,10 @@ fi
 stamp "chunked CUDA tests (sharded) and compute-sanitizer memcheck, racecheck, initcheck (--quick cases)"
 shards=$(( jobs > 4 ? jobs - 4 : 1 ))
 for i in $(seq 0 $((shards - 1))); do
-  timeout 300 "$bin/test_gpu_chunked_cuda" $quick --shard "$i/$shards" > "$logs/shard_$i.log" 2>&1 &
+  timeout 150 "$bin/test_gpu_chunked_cuda" $quick --shard "$i/$shards" > "$logs/shard_$i.log" 2>&1 &
 done
 for tool in memcheck racecheck initcheck; do
-  ( timeout 300 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick > "$logs/$tool.log" 2>&1
+  ( timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick > "$logs/$tool.log" 2>&1
     echo "exit status: $?" >> "$logs/$tool.log" ) &
 done
 wait
@@ -50,9 +50,9 @@ echo "shards: $(grep -l '^PASSED' "$logs"/shard_*.log | wc -l) of $shards passed
 rm -f "$logs"/shard_*.log
 grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|exit status" "$logs"/{memcheck,racecheck,initcheck}.log
 stamp "benchmark (alone on the GPU)"
-timeout 240 "$bin/bench_chunked" $quick --csv "$logs/bench.csv" > "$logs/bench.log" 2>&1 || echo "bench_chunked: exit $?" >> "$logs/bench.log"
+timeout 150 "$bin/bench_chunked" $quick --csv "$logs/bench.csv" > "$logs/bench.log" 2>&1 || echo "bench_chunked: exit $?" >> "$logs/bench.log"
 cat "$logs/bench.log"
 stamp "SDPA"
-PYTHONUNBUFFERED=1 timeout 120 python3 bench/gpu/sdpa_chunked_shapes.py $quick > "$logs/sdpa.log" 2>&1 || echo "sdpa: exit $?" >> "$logs/sdpa.log"
+PYTHONUNBUFFERED=1 timeout 90 python3 bench/gpu/sdpa_chunked_shapes.py $quick > "$logs/sdpa.log" 2>&1 || echo "sdpa: exit $?" >> "$logs/sdpa.log"
 cat "$logs/sdpa.log"
 stamp "done"

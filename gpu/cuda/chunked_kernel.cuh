@@ -144,13 +144,14 @@ __device__ void ldl(float* g, float* piv, int len, double floor) {
   __syncthreads();
   for (int j = 0; j < len; ++j) {
     const float dj = core::sm_delta(g[j * Tr::LDC + j], floor);
+    const float inv = 1.0f / dj;  // one division per column; L(r, j) = g(r, j) * inv
     if (threadIdx.x == 0) piv[j] = dj;
     if (c > j && c < len) {
-      const float gcj = g[c * Tr::LDC + j];
-      // rows r >= c with r = rg (mod RG)
-      for (int r = c + ((rg - c) % RG + RG) % RG; r < len; r += RG) g[r * Tr::LDC + c] -= (g[r * Tr::LDC + j] / dj) * gcj;
+      const float lc = g[c * Tr::LDC + j] * inv;  // L(c, j)
+      // rows r >= c with r = rg (mod RG): g(r, c) -= g(r, j) L(c, j)
+      for (int r = c + ((rg - c) % RG + RG) % RG; r < len; r += RG) g[r * Tr::LDC + c] -= g[r * Tr::LDC + j] * lc;
     }
-    if (threadIdx.x > j && threadIdx.x < len) g[j * Tr::LDC + threadIdx.x] = g[threadIdx.x * Tr::LDC + j] / dj;
+    if (threadIdx.x > j && threadIdx.x < len) g[j * Tr::LDC + threadIdx.x] = g[threadIdx.x * Tr::LDC + j] * inv;
     __syncthreads();
   }
   for (int i = len + threadIdx.x; i < Tr::C; i += NT) piv[i] = 1.0f;
@@ -195,26 +196,36 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
     const bool ridge = core::ridge_due(long(t0) + len, p.ridge_every);
     __syncthreads();
     // Load the chunk: phi(k) into K and N, phi(q) into Q, v, u; zero past len.
-    for (int e = tid; e < C * D; e += NT) {
-      const int c = e / D, j = e % D;
-      float kk = 0, qq = 0, vv = 0, uu = 0;
-      if (c < len) {
-        const std::size_t o = ((std::size_t(b) * p.T + t0 + c) * p.H + h) * D + j;
-        kk = core::phi(Prec::load(gk[o]), p.elu1);
-        qq = core::phi(Prec::load(gq[o]), p.elu1);
-        vv = Prec::load(gv[o]);
-        if (gu) uu = Prec::load(gu[o]);
+    // All global loads of the chunk are issued before any is used (latency once per chunk).
+    {
+      constexpr int PER = C * D / NT;
+      In lk[PER], lq[PER], lv[PER], lu[PER];
+#pragma unroll
+      for (int x = 0; x < PER; ++x) {
+        const int e = tid + x * NT, c = e / D, j = e % D;
+        const std::size_t o = ((std::size_t(b) * p.T + t0 + (c < len ? c : 0)) * p.H + h) * D + j;
+        lk[x] = gk[o];
+        lq[x] = gq[o];
+        lv[x] = gv[o];
+        lu[x] = gu ? gu[o] : In(0);
       }
-      K[j * LDC + c] = kk;
-      N[j * LDC + c] = kk;
-      Q[j * LDC + c] = qq;
-      V[j * LDC + c] = vv;
-      U[j * LDC + c] = uu;
+#pragma unroll
+      for (int x = 0; x < PER; ++x) {
+        const int e = tid + x * NT, c = e / D, j = e % D;
+        const bool in = c < len;
+        const float kk = in ? core::phi(Prec::load(lk[x]), p.elu1) : 0.0f;
+        K[j * LDC + c] = kk;
+        N[j * LDC + c] = kk;
+        Q[j * LDC + c] = in ? core::phi(Prec::load(lq[x]), p.elu1) : 0.0f;
+        V[j * LDC + c] = in ? Prec::load(lv[x]) : 0.0f;
+        U[j * LDC + c] = in && gu ? Prec::load(lu[x]) : 0.0f;
+      }
     }
     __syncthreads();
     if (p.normalize_key) {
       col_dots<Tr, D>(K, K, col, len);
-      for (int e = tid; e < D * len; e += NT) K[(e / len) * LDC + e % len] /= sqrtf(col[e % len]);
+      for (int e = tid; e < D * C; e += NT)
+        if (e % C < len) K[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
       __syncthreads();
     }
     if (!gu)
@@ -222,10 +233,11 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
     __syncthreads();
     if (p.u_unit_scaled) {
       col_dots<Tr, D>(U, U, col, len);
-      for (int e = tid; e < D * len; e += NT) {
-        float& x = U[(e / len) * LDC + e % len];
-        x = (x / sqrtf(col[e % len])) / sqrt_d;
-      }
+      for (int e = tid; e < D * C; e += NT)
+        if (e % C < len) {
+          float& x = U[(e / C) * LDC + e % C];
+          x = (x / sqrtf(col[e % C])) / sqrt_d;
+        }
       __syncthreads();
     }
     // Running normaliser n_t (the recurrence's order) in N.
@@ -256,7 +268,8 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
     __syncthreads();
     if (p.normalize_gate) {
       col_dots<Tr, D>(W, W, col, len);
-      for (int e = tid; e < D * len; e += NT) W[(e / len) * LDC + e % len] /= sqrtf(col[e % len]);
+      for (int e = tid; e < D * C; e += NT)
+        if (e % C < len) W[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
       __syncthreads();
     }
     // A_{c+1} = A_c - (Z D^{-1}) Z^T (+ ridge I).
@@ -306,13 +319,19 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
       float n2 = misc[0];
       for (int t = 0; t < len; ++t) {
         n2 += inc[t];
-        p.state_norm[(std::size_t(b) * p.T + t0 + t) * p.H + h] = sqrtf(n2 > 0.0f ? n2 : 0.0f);
+        inc[t] = n2;
       }
+    }
+    __syncthreads();
+    if (tid < len) {
+      const float n2 = inc[tid];
+      p.state_norm[(std::size_t(b) * p.T + t0 + tid) * p.H + h] = sqrtf(n2 > 0.0f ? n2 : 0.0f);
     }
     // Ratio denominators n_t . phi(q_t), then o.
     if (p.ratio) col_dots<Tr, D>(N, Q, col, len);
-    for (int e = tid; e < len * D; e += NT) {
+    for (int e = tid; e < C * D; e += NT) {
       const int c = e / D, j = e % D;
+      if (c >= len) continue;
       float y = P[j * LDC + c];
       if (p.ratio) y = y / core::readout_den(col[c], p.den_floor);
       const std::size_t o = ((std::size_t(b) * p.T + t0 + c) * p.H + h) * D + j;
