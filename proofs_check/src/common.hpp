@@ -1,0 +1,89 @@
+// Small helpers shared by the claim files (private to the ledger).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "vla/claims/claim.hpp"
+#include "vla/claims/decide.hpp"
+#include "vla/claims/fit.hpp"
+#include "vla/claims/hp.hpp"
+#include "vla/core/stream.hpp"
+
+namespace vla::claims {
+
+// The ledger's two MPFR precisions: exactness is judged by how a difference
+// scales between them (decide.hpp, exact_by_precision_scaling).
+inline constexpr int kBitsLo = 128;
+inline constexpr int kBitsHi = 256;
+
+// Runs f() (returning a non-negative difference as a double) at both precisions.
+template <class F>
+PrecisionPair at_two_precisions(F&& f) {
+  PrecisionPair p;
+  p.bits_lo = kBitsLo;
+  p.bits_hi = kBitsHi;
+  {
+    ref::MpfrPrecision scope(kBitsLo);
+    p.diff_lo = f();
+  }
+  {
+    ref::MpfrPrecision scope(kBitsHi);
+    p.diff_hi = f();
+  }
+  return p;
+}
+
+inline Json pair_json(const PrecisionPair& p) {
+  Json j;
+  j["at_" + std::to_string(p.bits_lo) + "_bits"] = p.diff_lo;
+  j["at_" + std::to_string(p.bits_hi) + "_bits"] = p.diff_hi;
+  j["exact (scales with unit roundoff)"] = exact_by_precision_scaling(p);
+  return j;
+}
+
+inline std::string sci(double x, int digits = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
+
+inline std::string mp_str(const hp::Mp& x, int digits = 30) { return x.str(digits); }
+
+inline Json fit_json(const PowerFit& f) {
+  Json j;
+  j["exponent"] = f.exponent;
+  j["stderr"] = f.stderr_p;
+  j["points"] = f.points;
+  j["class"] = to_string(classify_growth(f));
+  return j;
+}
+
+// A stream inline in the JSON (counterexamples are small): dims and tensors.
+inline Json stream_json(const Stream& s, const Options& opt) {
+  Json j;
+  j["dims"] = {{"B", s.dims.B}, {"T", s.dims.T}, {"H", s.dims.H}, {"Dk", s.dims.Dk}, {"Dv", s.dims.Dv}};
+  j["options"] = describe(opt);
+  j["q"] = s.q;
+  j["k"] = s.k;
+  j["v"] = s.v;
+  if (s.has_u()) j["u"] = s.u;
+  return j;
+}
+
+// A B = H = 1 stream from rows of keys and values (q = k).
+inline Stream stream_of(const std::vector<std::vector<double>>& k, const std::vector<std::vector<double>>& v) {
+  Stream s;
+  const int T = int(k.size()), dk = int(k.at(0).size()), dv = int(v.at(0).size());
+  s.dims = Dims{1, T, 1, dk, dv};
+  for (int t = 0; t < T; ++t) {
+    s.k.insert(s.k.end(), k[t].begin(), k[t].end());
+    s.v.insert(s.v.end(), v[t].begin(), v[t].end());
+  }
+  s.q = s.k;
+  return s;
+}
+
+}  // namespace vla::claims
