@@ -1,0 +1,69 @@
+// `vla report`: the numerical-stability report (reports/).
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "registry.hpp"
+#include "vla/report/progress.hpp"
+#include "vla/report/report.hpp"
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct ReportArgs {
+  vla::report::Config cfg;
+  std::string out = "reports/out", cache, sections;
+  bool quick = false, tiny = false, no_progress = false;
+};
+
+vla::cli::Register reg{{"report",
+                        "Numerical-stability report: kernel drift, state norm, Jacobians, Sherman-Morrison, recall "
+                        "(writes index.html, report.md, report.json and the plots)",
+                        [](CLI::App& sub) -> std::function<int()> {
+                          auto a = std::make_shared<ReportArgs>();
+                          sub.add_option("--out", a->out, "Output folder (replaced only if it holds a previous report)")
+                              ->capture_default_str();
+                          sub.add_flag("--quick", a->quick, "Reduced run (within a minute on two cores)");
+                          sub.add_flag("--tiny", a->tiny, "Smallest run, for tests")->group("");
+                          sub.add_flag("--fresh", a->cfg.fresh, "Ignore cached results of expensive stages");
+                          sub.add_flag("--no-cache", a->cfg.no_cache, "Neither read nor write the cache");
+                          sub.add_option("--cache-dir", a->cache,
+                                         "Cache folder (default: $XDG_CACHE_HOME/vla-verify/report, else .cache next to --out)");
+                          sub.add_option("--device", a->cfg.device, "Where the kernels run: auto, cpu (CPU twins), cuda")
+                              ->capture_default_str();
+                          sub.add_option("--sections", a->sections,
+                                         "Comma-separated sections (drift, state-norm, jacobian, sherman-morrison, recall); default all");
+                          sub.add_option("--jobs", a->cfg.jobs, "Worker threads (default: all hardware threads)");
+                          sub.add_flag("--no-progress", a->no_progress, "No progress bar");
+                          return [a]() -> int {
+                            using namespace vla::report;
+                            Config cfg = a->cfg;
+                            cfg.out = a->out;
+                            cfg.cache_dir = a->cache;
+                            cfg.profile = a->tiny ? Profile::tiny : a->quick ? Profile::quick : Profile::full;
+                            cfg.sections = split_commas(a->sections);
+                            if (a->no_progress) cfg.progress = 0;
+                            try {
+                              const Outcome o = run_report(cfg);
+                              for (const auto& n : o.notes) std::cerr << "vla report: note: " << n << "\n";
+                              std::printf("vla report: wrote %s/index.html, report.md, report.json and figures/ in %.0f s%s\n",
+                                          o.out.string().c_str(), o.seconds,
+                                          o.replaced_previous ? " (replaced the previous report)" : "");
+                              return vla::cli::kExitOk;
+                            } catch (const Interrupted&) {
+                              std::cerr << "vla report: interrupted; nothing was written (" << a->out
+                                        << " is unchanged)\n";
+                              return 130;
+                            }
+                          };
+                        }}};
+
+}  // namespace

@@ -1,0 +1,74 @@
+// Everything the report takes from the other components, one function each, so
+// that the sections do not depend on how those components spell their APIs.
+// A piece that is not in this build throws Unavailable, and the section that
+// needs it says so on the page instead of failing the whole report.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/impl.hpp"
+
+namespace vla::report::deps {
+
+struct Unavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---- kernels under test (gpu/) ----
+bool cuda_available();
+// The kernel `kind` on the GPU (cuda) or as its CPU twin.
+Outputs run_kernel(const Stream& s, const Options& opt, impl::Kind kind, bool cuda);
+// The inputs exactly as kernel `kind` consumes them (rounded to its input type).
+Stream consumed_inputs(const Stream& s, impl::Kind kind);
+
+// ---- error model (gpu/ first, then the gate) ----
+// The error model applied to head (b, h) of a candidate run: the first step at
+// which the model rejects an element (its envelope, element by element), and,
+// when the model has a per-step form, the largest relative error
+// ||o_t - o_ref||/||o_ref|| it allows at each step. `ref` is the reference run
+// on the inputs the kernel consumed.
+struct Envelope {
+  std::vector<double> o_rel;   // per step; empty when the model gives no per-step bound
+  long first_fail_step = -1;   // 0-based; -1 when every step is inside
+  std::string source;          // the function and document it comes from
+};
+Envelope envelope(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand, const Outputs& ref, int b,
+                  int h);
+
+// Tests plant a defective kernel here: while set, run_kernel calls it instead.
+using KernelFn = std::function<Outputs(const Stream&, const Options&, impl::Kind)>;
+void set_kernel_override(KernelFn fn);
+
+// ---- input streams (properties/) ----
+// Seeded, deterministic. `family` is a generator family name, or "adversarial"
+// (the properties' search for the stream that maximises kernel error).
+Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed);
+std::string stream_source(const std::string& family);  // what produced it, for the page
+
+// ---- reference (reference/) ----
+// The certified reference on a (short) stream: outputs and the number of
+// correct significant bits it vouches for.
+struct Certified {
+  Outputs out;
+  double certified_bits = 0;
+  int working_bits = 0;
+  std::string method;
+};
+Certified certified(const Stream& s, const Options& opt);
+
+// ---- high-precision measures (properties/): deps_jacobian.hpp, deps_sm.hpp ----
+
+// ---- claims ledger (proofs_check/) ----
+// Every claim's verdict; `quick` selects the ledger's CI-sized run. Each entry:
+// id, section, statement, verdict, conditions, evidence (as the ledger writes them).
+nlohmann::json claims(bool quick);
+
+}  // namespace vla::report::deps

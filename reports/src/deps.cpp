@@ -1,0 +1,202 @@
+// The report's adaptors to the other components (deps.hpp). Each component is
+// used when this build has it (CMake defines VLA_REPORT_HAVE_<X> from the
+// targets that exist); otherwise the function throws Unavailable and the
+// section that needs it says so.
+#include "vla/report/deps.hpp"
+
+#include <mutex>
+
+#include "vla/report/deps_hp.hpp"
+
+#if defined(VLA_REPORT_HAVE_TWIN)
+#include "vla/gpu/inputs.hpp"
+#include "vla/gpu/plain.hpp"
+#endif
+#if defined(VLA_REPORT_HAVE_ERROR_MODEL)
+#include "vla/gpu/error_model.hpp"
+#endif
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+#include "vla/properties/generators.hpp"
+#include "vla/properties/measures.hpp"
+#endif
+#if defined(VLA_REPORT_HAVE_CLAIMS)
+#include "vla/claims/ledger.hpp"
+#endif
+#include "vla/reference/certify.hpp"
+
+namespace vla::report::deps {
+
+namespace {
+std::mutex g_override_mu;
+KernelFn g_override;
+
+KernelFn current_override() {
+  std::lock_guard<std::mutex> lock(g_override_mu);
+  return g_override;
+}
+
+// One (b, h) of a run as a B = H = 1 run (the error model judges whole runs).
+[[maybe_unused]] Outputs head_of(const Outputs& o, int b, int h) {
+  const Dims& d = o.dims;
+  Outputs r;
+  r.allocate(Dims{1, d.T, 1, d.Dk, d.Dv}, !o.A.empty());
+  for (int t = 0; t < d.T; ++t) {
+    for (int i = 0; i < d.Dv; ++i) r.o[std::size_t(t) * d.Dv + i] = o.o[d.off(b, t, h, d.Dv) + i];
+    r.state_norm[t] = o.state_norm[(std::size_t(b) * d.T + t) * d.H + h];
+  }
+  const std::size_t bh = std::size_t(b) * d.H + h, ns = std::size_t(d.Dv) * d.Dk, na = std::size_t(d.Dk) * d.Dk;
+  std::copy_n(o.S.begin() + bh * ns, ns, r.S.begin());
+  if (!o.A.empty()) std::copy_n(o.A.begin() + bh * na, na, r.A.begin());
+  return r;
+}
+}  // namespace
+
+void set_kernel_override(KernelFn fn) {
+  std::lock_guard<std::mutex> lock(g_override_mu);
+  g_override = std::move(fn);
+}
+
+bool cuda_available() { return impl::cuda_available(); }
+
+Outputs run_kernel(const Stream& s, const Options& opt, impl::Kind kind, bool cuda) {
+  if (auto fn = current_override()) return fn(s, opt, kind);
+#if defined(VLA_REPORT_HAVE_TWIN)
+  return impl::run(s, opt, kind, cuda ? impl::Device::cuda : impl::Device::cpu);
+#else
+  (void)s, (void)opt, (void)cuda;
+  throw Unavailable("the kernels and their CPU twins (gpu/) are not in this build, kernel " + impl::to_string(kind));
+#endif
+}
+
+Stream consumed_inputs(const Stream& s, impl::Kind kind) {
+#if defined(VLA_REPORT_HAVE_TWIN)
+  const gpu::HostInputs in = gpu::prepare_inputs(s, kind != impl::Kind::fp32);
+  Stream c;
+  c.dims = s.dims;
+  std::vector<double>* dst[4] = {&c.q, &c.k, &c.v, &c.u};
+  const std::vector<double>* src[4] = {&s.q, &s.k, &s.v, &s.u};
+  for (int w = 0; w < 4; ++w) {
+    dst[w]->resize(src[w]->size());
+    for (std::size_t i = 0; i < src[w]->size(); ++i) (*dst[w])[i] = in.value(w, i);
+  }
+  return c;
+#else
+  (void)s;
+  throw Unavailable("the kernels' input rounding (gpu/inputs.hpp) is not in this build, kernel " + impl::to_string(kind));
+#endif
+}
+
+Envelope envelope(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand, const Outputs& ref, int b,
+                  int h) {
+#if defined(VLA_REPORT_HAVE_ERROR_MODEL) && defined(VLA_REPORT_HAVE_TWIN)
+  // The model measures the stream's conditioning by the plain same-precision
+  // implementation's error; it runs here on the same inputs.
+  const Outputs base = impl::run_plain(s, opt, kind);
+  const accuracy::Verdict v =
+      accuracy::check(head_of(cand, b, h), head_of(ref, b, h), head_of(base, b, h), accuracy::precision_of(kind));
+  Envelope e;
+  e.first_fail_step = v.first_fail_step;
+  e.source = "vla::accuracy::check (gpu/include/vla/gpu/error_model.hpp, docs/ERROR_MODEL.md)";
+  return e;
+#else
+  (void)kind, (void)s, (void)opt, (void)cand, (void)ref, (void)b, (void)h;
+  throw Unavailable("the error model (gpu/error_model.hpp) is not in this build");
+#endif
+}
+
+Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  if (family == "adversarial") throw Unavailable("the adversarial stream search of properties/ is not in this build");
+  return props::make_stream(props::parse_family(family), dims, seed);
+#else
+  (void)dims, (void)seed;
+  throw Unavailable("the stream generators (properties/) are not in this build, family " + family);
+#endif
+}
+
+std::string stream_source(const std::string& family) {
+  return "vla::props::make_stream, family " + family + " (properties/include/vla/properties/generators.hpp)";
+}
+
+Certified certified(const Stream& s, const Options& opt) {
+  ref::CertifyRequest req;
+  req.scalar = ref::ScalarKind::mpfr;
+  req.bits = 128;
+  const ref::Certified c = ref::run_certified(s, opt, req);
+  return Certified{c.out, c.certified_bits, c.working_bits, c.method};
+}
+
+double jacobian_step_norm(const VecF128& a, const VecF128& k) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  // The closed form of properties/ (docs/FINDINGS.md, P2), evaluated in MPFR on
+  // the binary128 dot products.
+  constexpr long kBits = 160;
+  ref::MpfrPrecision scope(kBits);
+  const F128 ydotx = a.dot(k), x2y2 = a.squaredNorm() * k.squaredNorm();
+  const ref::Mpfr n = props::rank_one_update_norm<ref::Mpfr>(ref::to_mpfr(ydotx, kBits), ref::to_mpfr(x2y2, kBits),
+                                                            int(a.size()));
+  return ref::to_double(n);
+#else
+  (void)a, (void)k;
+  throw Unavailable("the Jacobian norm of properties/ (measures.hpp) is not in this build");
+#endif
+}
+
+std::string jacobian_source() {
+  return "vla::props::rank_one_update_norm, properties/include/vla/properties/measures.hpp, in MPFR on binary128 "
+         "vectors";
+}
+
+double sm_residual(const std::vector<double>& A, const std::vector<std::vector<double>>& us, double lambda0, int upto,
+                   bool high) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  const int d = int(us.front().size());
+  if (!high) {
+    props::Mat<double> Am = Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(A.data(), d, d);
+    std::vector<props::Vec<double>> u;
+    u.reserve(upto + 1);
+    for (int s = 0; s <= upto; ++s) u.push_back(Eigen::Map<const Eigen::VectorXd>(us[s].data(), d));
+    return props::sherman_morrison_residual<double>(Am, u, lambda0, upto);
+  }
+  constexpr long kBits = 128;  // doubles and their products are exact; sums to 2^-128
+  ref::MpfrPrecision scope(kBits);
+  props::Mat<ref::Mpfr> Am(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) Am(i, j) = ref::to_mpfr(A[std::size_t(i) * d + j], kBits);
+  std::vector<props::Vec<ref::Mpfr>> u(upto + 1, props::Vec<ref::Mpfr>(d));
+  for (int s = 0; s <= upto; ++s)
+    for (int j = 0; j < d; ++j) u[s](j) = ref::to_mpfr(us[s][j], kBits);
+  return ref::to_double(props::sherman_morrison_residual<ref::Mpfr>(Am, u, lambda0, upto));
+#else
+  (void)A, (void)us, (void)lambda0, (void)upto, (void)high;
+  throw Unavailable("the Sherman-Morrison residual of properties/ (measures.hpp) is not in this build");
+#endif
+}
+
+std::string sm_residual_source() {
+  return "vla::props::sherman_morrison_residual, properties/include/vla/properties/measures.hpp";
+}
+
+double max_eig_sym(const Eigen::MatrixXd& M) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  return props::max_eig_sym<double>(M);
+#else
+  (void)M;
+  throw Unavailable("the eigenvalue helper of properties/ (measures.hpp) is not in this build");
+#endif
+}
+
+nlohmann::json claims(bool quick) {
+#if defined(VLA_REPORT_HAVE_CLAIMS)
+  claims::LedgerOptions lo;
+  lo.budget = quick ? claims::Budget::quick : claims::Budget::full;
+  lo.context.repo_root = VLA_SOURCE_DIR;
+  const claims::Ledger l = claims::run_ledger(lo);
+  return nlohmann::json::parse(claims::to_json(l).dump());
+#else
+  (void)quick;
+  throw Unavailable("the claims ledger (proofs_check/) is not in this build");
+#endif
+}
+
+}  // namespace vla::report::deps
