@@ -25,11 +25,14 @@ void run(const RunContext& ctx, ClaimResult& r) {
   Json rows = Json::array();
   for (KeyDist kd : keys) {
     for (Filler f : {Filler::pad, Filler::random_key}) {
+      Json acc = Json::object();
       for (const auto& m : models) {
         Json row = {{"keys", to_string(kd)}, {"filler", to_string(f)}, {"model", m.label}};
+        std::vector<double> curve;
         for (int T : lengths) {
           const double a = recall_accuracy(RecallTask{d, n, T, kd, f, reps, 1}, m.opt).accuracy;
           row["T=" + std::to_string(T)] = a;
+          curve.push_back(a);
           if (T == lengths.back()) {
             auto& rg = at_max.try_emplace(m.model, 2.0, -1.0).first->second;
             rg.first = std::min(rg.first, a);
@@ -37,7 +40,9 @@ void run(const RunContext& ctx, ClaimResult& r) {
           }
         }
         rows.push_back(row);
+        acc[m.label] = curve;
       }
+      r.evidence["recall vs T, " + to_string(kd) + ", filler " + to_string(f)] = {{"T", lengths}, {"accuracy", acc}};
       ctx.say("  long-context: " + to_string(kd) + ", " + to_string(f) + " done");
     }
   }

@@ -4,7 +4,8 @@
 // Random bounded streams (the properties' families) are run and the growth
 // exponent of ||S_T||_F fitted. Then two adversarial bounded streams (Dv = 1, so
 // S_t is a row y_t, and |v_t| = V):
-//  * Null key (a proof). The write is y_t = y_{t-1} + r_t a^_t^T with
+//  * Null key (a proof; the properties' construction, docs/FINDINGS.md "P1").
+//    The write is y_t = y_{t-1} + r_t a^_t^T with
 //    r_t = v_t - y_{t-1}.k^_t. Take the unit key k^_t orthogonal to y_{t-1}
 //    (possible whenever Dk > Dv and features may take either sign, e.g. the
 //    identity feature map): then r_t = v_t and
@@ -19,56 +20,21 @@
 //    cos(theta) k0 +- sin(theta) kp and the sign that makes the residual push along
 //    kp, the state grows linearly in practice (fitted exponent ~1), also with the
 //    paper's all-positive elu1 features, for which no key is orthogonal to S.
-// The streams are built in double and replayed at 256 bits.
+// The streams are replayed at 256 bits; the committed counterexamples of
+// properties/counterexamples/ are replayed too.
 #include <cmath>
 #include <stdexcept>
 
 #include "common.hpp"
 #include "vla/claims/measures.hpp"
+#include "vla/properties/counterexample.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/properties/measures.hpp"
 #include "vla/reference/models.hpp"
 
 namespace vla::claims {
 
 namespace measure {
-
-Stream null_key_stream(int T, int dk, double lambda0, double V) {
-  if (dk < 2) throw std::invalid_argument("null_key_stream: needs Dk >= 2 (a key orthogonal to the state row)");
-  Options opt;
-  opt.lambda0 = lambda0;
-  opt.feature_map = FeatureMap::identity;
-  core::HeadState<double> st;
-  st.reset(dk, 1, lambda0);
-  core::StepInfo<double> info;
-  Stream s;
-  s.dims = Dims{1, T, 1, dk, 1};
-  for (int t = 0; t < T; ++t) {
-    // A unit key orthogonal to y: y rotated in the plane of its two largest
-    // entries (the first axis while y = 0).
-    std::vector<double> k(std::size_t(dk), 0.0);
-    int i0 = 0, i1 = 1;
-    for (int j = 0; j < dk; ++j) {
-      if (std::fabs(st.S[std::size_t(j)]) > std::fabs(st.S[std::size_t(i0)])) i1 = i0, i0 = j;
-      else if (j != i0 && std::fabs(st.S[std::size_t(j)]) > std::fabs(st.S[std::size_t(i1)])) i1 = j;
-    }
-    const double y0 = st.S[std::size_t(i0)], y1 = st.S[std::size_t(i1)], n = std::hypot(y0, y1);
-    if (n > 0) k[std::size_t(i0)] = -y1 / n, k[std::size_t(i1)] = y0 / n;
-    else k[0] = 1;
-    // Sign of y.A_{t-1} k: the gate direction's component along y.
-    double yAk = 0;
-    for (int i = 0; i < dk; ++i)
-      for (int j = 0; j < dk; ++j) yAk += st.S[std::size_t(i)] * st.A[std::size_t(i) * dk + j] * k[std::size_t(j)];
-    hp::Token<double> tok;
-    tok.k = k;
-    tok.q = k;
-    tok.v = {yAk >= 0 ? V : -V};
-    hp::step(st, tok, opt, info);
-    s.k.insert(s.k.end(), k.begin(), k.end());
-    s.v.push_back(tok.v[0]);
-  }
-  s.q = s.k;
-  return s;
-}
 
 Stream steering_stream(int T, double lambda0, double theta, double V, FeatureMap fm) {
   const double r2 = std::sqrt(0.5);
@@ -190,15 +156,13 @@ void run(const RunContext& ctx, ClaimResult& r) {
   };
   double min_incr = 1e300;
   for (double l0 : {0.01, 1.0, 100.0}) {
-    Options opt;
-    opt.lambda0 = l0;
-    opt.feature_map = FeatureMap::identity;
-    const Stream s = measure::null_key_stream(T, 2, l0, V);
+    const props::Case nk = props::p1_sqrt_growth_construction(T, V, l0);
+    const Options opt = nk.options();
     {
       ref::MpfrPrecision p(kBitsHi);
-      min_incr = std::min(min_incr, measure::min_square_increment(s, opt, V));
+      min_incr = std::min(min_incr, measure::min_square_increment(nk.stream, opt, V));
     }
-    add_adversarial("null key (proved >= V sqrt(T)), identity features, |v| = 1", s, opt);
+    add_adversarial("null key (proved >= V sqrt(T)), identity features, |v| = 1", nk.stream, opt);
   }
   for (double l0 : {0.01, 1.0, 100.0}) {
     Options opt;
@@ -208,16 +172,22 @@ void run(const RunContext& ctx, ClaimResult& r) {
   }
   ctx.say("  prop1: adversarial streams replayed at 256 bits");
 
-  // The counterexample: 64 steps of the null-key stream, Dk = 2, lambda0 = 1.
-  Options co;
-  co.feature_map = FeatureMap::identity;
-  const Stream cx = measure::null_key_stream(64, 2, 1.0, V);
+  // The counterexamples committed by the property tests, replayed here at 256 bits.
+  const auto dir = props::counterexample_dir();
+  const props::Counterexample cx = props::load_counterexample(dir / "prop1_bounded_state_sqrt_growth.safetensors");
   double cx_incr = 0;
   {
     ref::MpfrPrecision p(kBitsHi);
-    cx_incr = measure::min_square_increment(cx, co, V);
+    cx_incr = measure::min_square_increment(cx.c.stream, cx.opt, V);
   }
-  const auto cn = replay_norms(cx, co);
+  const auto cn = replay_norms(cx.c.stream, cx.opt);
+  const int cT = cx.c.stream.dims.T;
+  const props::Counterexample adv = props::load_counterexample(dir / "prop1_bounded_state_adversarial.safetensors");
+  const auto an = replay_norms(adv.c.stream, adv.opt);
+  r.evidence["committed adversarial-search counterexample"] = {
+      {"file", "properties/counterexamples/prop1_bounded_state_adversarial.safetensors"}, {"found by", adv.found_by},
+      {"T", adv.c.stream.dims.T}, {"Dk", adv.c.stream.dims.Dk}, {"||S_T||_F at 256 bits", an.back()},
+      {"||S_{T/2}||_F", an[an.size() / 2 - 1]}};
 
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
@@ -235,13 +205,16 @@ void run(const RunContext& ctx, ClaimResult& r) {
                               {"fit", "least squares of log ||S_T||_F (geometric mean over seeds) on log T, T >= 256"}};
   r.evidence["per family"] = rows;
   Counterexample c;
-  c.description = "64 steps of the null-key stream (Dk = 2, Dv = 1, identity features, lambda0 = 1, |v_t| = 1): each key is "
-                  "orthogonal to the current state row, so nothing is erased, and the sign of v_t makes the write add at "
-                  "least V^2 to ||S||_F^2. Replayed at 256 bits; any longer run of the same construction keeps growing.";
-  c.input = stream_json(cx, co);
+  c.description = "The null-key stream committed by the property tests (" + cx.note + "): unit keys, |v_t| = 1; each key is "
+                  "orthogonal to the current state row (up to the rounding of the keys to double), so nothing is erased, "
+                  "and the sign of v_t makes every write add at least V^2 to ||S||_F^2. Replayed at 256 bits here.";
+  c.input = {{"file", "properties/counterexamples/prop1_bounded_state_sqrt_growth.safetensors"},
+             {"found by", cx.found_by}, {"options", describe(cx.opt)},
+             {"dims", {{"T", cT}, {"Dk", cx.c.stream.dims.Dk}, {"Dv", cx.c.stream.dims.Dv}}}};
   c.quantity = "min over t of (||S_t||_F^2 - ||S_{t-1}||_F^2) / V^2";
   c.claimed = "-> 0 (a finite plateau: increments vanish)";
-  c.computed = sci(cx_incr, 10) + " (||S_64||_F = " + sci(cn.back(), 8) + " >= sqrt(64) = 8)";
+  c.computed = sci(cx_incr, 10) + " (||S_T||_F = " + sci(cn.back(), 8) + " >= sqrt(T) = " + sci(std::sqrt(double(cT)), 4) +
+               " at T = " + std::to_string(cT) + ")";
   c.margin = cx_incr;
   c.precision_bits = kBitsHi;
   r.counterexample = c;

@@ -2,8 +2,9 @@
 // has spectral norm exactly 1 for every T and head dimension when k^ and a^ are unit".
 //
 // The check builds the operator S_{t-1} -> S_t of every step from the spec's own
-// step (hp::step_operator, applied to basis matrices) and takes its largest
-// singular value at MPFR; nothing assumes the formula of the paper.
+// step (props::jacobian_operator_from_step: basis matrices in, v = 0) and takes
+// its largest singular value at MPFR; nothing assumes the formula of the paper.
+// Derivation and the property tests: docs/FINDINGS.md, "P2".
 //
 // Derived and checked here: S_t = S_{t-1} P_t + v_t a^_t^T with P_t = I - k^ a^^T,
 // so J_t acts as P_t on every row and ||J_t||_2 = ||P_t||_2. P_t is the identity
@@ -19,6 +20,7 @@
 #include "common.hpp"
 #include "vla/claims/measures.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/properties/measures.hpp"
 
 namespace vla::claims {
 namespace {
@@ -26,42 +28,33 @@ namespace {
 using hp::Mp;
 using Mat = hp::Mat<Mp>;
 
-template <class T>
-T rank1_norm(const T& c) {
-  using std::sqrt;
-  return T(sqrt(T(T(T(3) - T(2) * c) + T(sqrt(T(T(5) - T(4) * c)))) / T(2)));
-}
-
-using StreamStats = measure::JacobianStats;
-
 }  // namespace
 
 namespace measure {
 
-double unit_rank1_norm(double c) { return rank1_norm(c); }
+double unit_rank1_norm(double c) { return props::jacobian_norm_of_cos(c); }
 
-// Every step of one stream at the calling thread's precision.
+// Every step of one stream at the calling thread's precision. The operator is the
+// properties' jacobian_operator_from_step (the spec's step applied to basis
+// matrices with v = 0); its norm is the largest singular value (JacobiSVD).
 JacobianStats jacobian_stats(const Stream& s, const Options& opt) {
-  StreamStats st;
-  ref::TraceOptions topt;
-  topt.with_S = true;
-  const auto tr = ref::trace_head<Mp>(s, opt, topt);
+  JacobianStats st;
+  const auto tr = ref::trace_head<Mp>(s, opt, ref::TraceOptions{});
+  const int dk = s.dims.Dk;
   for (int t = 0; t < s.dims.T; ++t) {
-    const auto prev = hp::state_before(tr, t, s.dims.Dk, s.dims.Dv, opt.lambda0);
-    const auto J = hp::step_operator(prev, hp::token_at<Mp>(s, t), opt);
-    const Mp sigma = hp::spectral_norm(J);
+    const Mat A_prev = t == 0 ? Mat(Mat::Identity(dk, dk) / Mp(opt.lambda0)) : tr[std::size_t(t - 1)].A;
+    const Mp sigma = hp::spectral_norm(props::jacobian_operator_from_step(s, opt, 0, 0, t, A_prev));
     const Mp c = tr[std::size_t(t)].c;
     st.max_dev_from_1 = std::max(st.max_dev_from_1, std::fabs(hp::as_double(Mp(sigma - Mp(1)))));
-    st.max_dev_formula = std::max(st.max_dev_formula, std::fabs(hp::as_double(Mp(sigma - rank1_norm(c)))));
+    st.max_dev_formula = std::max(st.max_dev_formula, std::fabs(hp::as_double(Mp(sigma - props::jacobian_norm_of_cos(c)))));
     st.max_norm = std::max(st.max_norm, hp::as_double(sigma));
     st.min_c = std::min(st.min_c, hp::as_double(c));
-    // Kantorovich: c >= 2 sqrt(kappa)/(1 + kappa) with kappa = cond(A_t). Both
-    // sides carry rounding of order the unit roundoff; a violation must exceed
+    // Kantorovich: ||J_t|| <= the norm at c = 2 sqrt(kappa)/(1 + kappa), kappa = cond(A_t).
+    // Both sides carry rounding of order the unit roundoff; a violation must exceed
     // 2^-(p/2), the geometric midpoint between rounding (2^-p) and order one.
     const auto sv = hp::singular_values(Mat(tr[std::size_t(t)].A));
-    const Mp kappa = Mp(sv(0) / sv(sv.size() - 1));
-    const Mp cmin = Mp(Mp(Mp(2) * sqrt(kappa)) / Mp(Mp(1) + kappa));
-    if (c < Mp(cmin - ldexp(Mp(1), -long(Mp::default_bits()) / 2))) ++st.kantorovich_violations;
+    const Mp bound = props::jacobian_norm_bound_of_kappa(Mp(sv(0) / sv(sv.size() - 1)));
+    if (sigma > Mp(bound + ldexp(Mp(1), -long(Mp::default_bits()) / 2))) ++st.kantorovich_violations;
   }
   return st;
 }
@@ -69,6 +62,8 @@ JacobianStats jacobian_stats(const Stream& s, const Options& opt) {
 }  // namespace measure
 
 namespace {
+
+using StreamStats = measure::JacobianStats;
 
 void run(const RunContext& ctx, ClaimResult& r) {
   const bool quick = ctx.quick();
@@ -123,13 +118,10 @@ void run(const RunContext& ctx, ClaimResult& r) {
   std::string cx_value;
   {
     ref::MpfrPrecision p(kBitsHi);
-    ref::TraceOptions topt;
-    topt.with_S = true;
-    const auto tr = ref::trace_head<Mp>(cx, cx_opt, topt);
-    const auto J = hp::step_operator(hp::state_before(tr, 1, 2, 1, 1.0), hp::token_at<Mp>(cx, 1), cx_opt);
-    const Mp sigma = hp::spectral_norm(J);
+    const auto tr = ref::trace_head<Mp>(cx, cx_opt, ref::TraceOptions{});
+    const Mp sigma = hp::spectral_norm(props::jacobian_operator_from_step(cx, cx_opt, 0, 0, 1, tr[0].A));
     cx_margin = hp::as_double(Mp(sigma - Mp(1)));
-    cx_value = mp_str(sigma) + " (c_2 = " + mp_str(tr[1].c, 20) + ", formula f(c_2) = " + mp_str(rank1_norm(tr[1].c)) + ")";
+    cx_value = mp_str(sigma) + " (c_2 = " + mp_str(tr[1].c, 20) + ", formula f(c_2) = " + mp_str(props::jacobian_norm_of_cos(tr[1].c)) + ")";
   }
 
   const bool unit_exact = exact_by_precision_scaling(worst_unit);

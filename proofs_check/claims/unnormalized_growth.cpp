@@ -12,7 +12,8 @@
 //
 // Derived and checked:
 //  * per step, for any k and a, ||I - k a^T||_2^2 = (s + sqrt(s^2 - 4(1-c)^2))/2 with
-//    c = a.k and s = 2 - 2c + ||k||^2 ||a||^2; here c = k.A_t k = q/(1+q) in (0,1)
+//    c = a.k and s = 2 - 2c + ||k||^2 ||a||^2 (props::rank_one_update_norm,
+//    docs/FINDINGS.md "P2"); here c = k.A_t k = q/(1+q) in (0,1)
 //    (q = k.A_{t-1} k), and by Kantorovich ||a|| ||k|| <= c (kappa+1)/(2 sqrt kappa),
 //    kappa = cond(M_t) <= 1 + sum_{s<=t} ||phi(k_s)||^2 / lambda0, so
 //        ||J_t||_2 <= sqrt(2 + (kappa_t + 1)^2 / (4 kappa_t)),
@@ -26,6 +27,7 @@
 #include "common.hpp"
 #include "vla/claims/measures.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/properties/measures.hpp"
 
 namespace vla::claims {
 
@@ -79,8 +81,7 @@ UnnormStats unnormalized_stats(int dh, double lambda0, double scale, int steps, 
     // From the operator itself: k a^T = I - P_t, so c = tr(I - P_t) and ||k|| ||a|| = ||I - P_t||_2 (rank one).
     const hp::Mat<double> KA = I - Pt;
     const double c = KA.trace(), ka = KA.norm();  // rank one: spectral norm = Frobenius norm
-    const double sv = 2 - 2 * c + ka * ka;
-    const double formula = std::sqrt((sv + std::sqrt(std::max(0.0, sv * sv - 4 * (1 - c) * (1 - c)))) / 2);
+    const double formula = props::rank_one_update_norm(c, ka * ka, dh);
     m.max_formula_dev = std::max(m.max_formula_dev, std::fabs(sigma - formula) / sigma);
     const double kappa = 1 + mass / lambda0;
     const double bound = std::sqrt(2 + (kappa + 1) * (kappa + 1) / (4 * kappa));

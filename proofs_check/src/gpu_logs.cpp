@@ -11,29 +11,32 @@ namespace vla::claims {
 
 namespace {
 
-std::vector<std::vector<std::string>> records(const std::string& text) {
-  std::vector<std::vector<std::string>> out;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
-      else field += c;
-      continue;
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (std::size_t i = 1; i < line.size(); ++i) {  // skip the leading '|'
+    if (line[i] == '|') {
+      const auto b = cur.find_first_not_of(' '), e = cur.find_last_not_of(' ');
+      out.push_back(b == std::string::npos ? "" : cur.substr(b, e - b + 1));
+      cur.clear();
+    } else {
+      cur += line[i];
     }
-    if (c == '"') quoted = true, any = true;
-    else if (c == ',') row.push_back(field), field.clear(), any = true;
-    else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) row.push_back(field), out.push_back(row);
-      row.clear(), field.clear(), any = false;
-    } else field += c, any = true;
   }
-  if (any || !field.empty()) row.push_back(field), out.push_back(row);
   return out;
+}
+
+std::optional<double> number(const std::string& cell, const std::string& where) {
+  if (cell == "-" || cell == "skipped" || cell.empty()) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(cell, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != cell.size() || !std::isfinite(v)) throw std::invalid_argument("benchmark table: " + where + ": '" + cell + "' is not a number");
+  return v;
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -45,41 +48,66 @@ std::string slurp(const std::filesystem::path& p) {
 
 }  // namespace
 
-std::vector<CsvRow> parse_csv(const std::string& text) {
-  const auto recs = records(text);
-  std::vector<CsvRow> rows;
-  if (recs.empty()) return rows;
-  const auto& head = recs[0];
-  for (std::size_t r = 1; r < recs.size(); ++r) {
-    if (recs[r].size() != head.size())
-      throw std::invalid_argument("CSV row " + std::to_string(r + 1) + " has " + std::to_string(recs[r].size()) +
-                                  " fields, the header has " + std::to_string(head.size()));
-    CsvRow row;
-    for (std::size_t i = 0; i < head.size(); ++i) row[head[i]] = recs[r][i];
-    rows.push_back(std::move(row));
+std::vector<BenchRow> parse_benchmark_table(const std::string& md) {
+  std::istringstream in(md);
+  std::string line;
+  std::vector<std::string> head;
+  std::vector<BenchRow> rows;
+  while (std::getline(in, line)) {
+    if (head.empty()) {
+      if (line.rfind("| B | H | T | D | fp32 | bf16 |", 0) == 0) head = cells(line);
+      continue;
+    }
+    if (line.rfind("|---", 0) == 0) continue;
+    if (line.empty() || line[0] != '|') break;  // the table ended
+    const auto c = cells(line);
+    const std::string where = "row '" + line + "'";
+    if (c.size() != head.size()) throw std::invalid_argument("benchmark table: " + where + " has " + std::to_string(c.size()) +
+                                                             " cells, the header has " + std::to_string(head.size()));
+    auto col = [&](const std::string& name) -> std::optional<double> {
+      const auto it = std::find(head.begin(), head.end(), name);
+      return it == head.end() ? std::nullopt : number(c[std::size_t(it - head.begin())], where);
+    };
+    BenchRow r;
+    const auto B = col("B"), H = col("H"), T = col("T"), D = col("D");
+    if (!B || !H || !T || !D) throw std::invalid_argument("benchmark table: " + where + " lacks B, H, T or D");
+    r.B = int(*B), r.H = int(*H), r.T = int(*T), r.D = int(*D);
+    r.fp32_ms = col("fp32");
+    r.bf16_ms = col("bf16");
+    r.loop_ms = col("torch loop (extrap.)");
+    r.sdpa_ms = col("SDPA bf16");
+    rows.push_back(r);
   }
   return rows;
 }
 
-std::optional<GpuLogs> find_gpu_logs(const std::string& repo_root) {
+std::optional<GpuReport> find_gpu_report(const std::string& repo_root) {
   namespace fs = std::filesystem;
   const fs::path base = fs::path(repo_root) / "reports" / "gpu";
   std::error_code ec;
   if (!fs::is_directory(base, ec)) return std::nullopt;
-  std::vector<fs::path> dirs;
-  for (auto it = fs::recursive_directory_iterator(base, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file(ec) && it->path().filename() == "bench.csv") dirs.push_back(it->path().parent_path());
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(base, ec))
+    if (e.is_regular_file(ec) && e.path().extension() == ".md") files.push_back(e.path());
+  std::sort(files.rbegin(), files.rend());
+  for (const auto& f : files) {
+    const std::string text = slurp(f);
+    auto rows = parse_benchmark_table(text);
+    if (rows.empty()) continue;
+    GpuReport r;
+    r.file = fs::relative(f, repo_root, ec).string();
+    r.rows = std::move(rows);
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+      if (const auto at = line.find("NVIDIA"); at != std::string::npos) {
+        r.gpu = line.substr(at, line.find(',', at) == std::string::npos ? std::string::npos : line.find(',', at) - at);
+        break;
+      }
+    if (r.gpu.empty()) r.gpu = "(GPU not named in the report)";
+    return r;
   }
-  if (dirs.empty()) return std::nullopt;
-  std::sort(dirs.begin(), dirs.end());
-  const fs::path d = dirs.back();
-  GpuLogs logs;
-  logs.dir = fs::relative(d, repo_root, ec).string();
-  logs.bench = parse_csv(slurp(d / "bench.csv"));
-  if (fs::exists(d / "torch.csv", ec)) logs.torch = parse_csv(slurp(d / "torch.csv"));
-  if (fs::exists(d / "env.txt", ec)) logs.env = slurp(d / "env.txt");
-  return logs;
+  return std::nullopt;
 }
 
 std::optional<double> crossover_length(double per_step_ms, std::vector<std::pair<double, double>> sdpa, std::string* note) {
@@ -90,7 +118,7 @@ std::optional<double> crossover_length(double per_step_ms, std::vector<std::pair
     if (note) *note = "softmax already slower at the smallest measured T";
     return std::nullopt;
   }
-  // SDPA between two points: m(T) = m0 (T/T0)^a; equal to per_step T at T = (per T0^a / m0)^(1/(a-1)).
+  // Softmax between two points: m(T) = m0 (T/T0)^a; equal to per_step T at T = (per T0^a / m0)^(1/(a-1)).
   auto cross = [per_step_ms](double t0, double m0, double t1, double m1) -> std::optional<double> {
     const double a = std::log(m1 / m0) / std::log(t1 / t0);
     if (!(a > 1)) return std::nullopt;

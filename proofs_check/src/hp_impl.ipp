@@ -46,39 +46,6 @@ void step(core::HeadState<T>& st, const Token<T>& tok, const Options& opt, core:
 }
 
 template <class T>
-core::HeadState<T> state_before(const std::vector<ref::TraceStep<T>>& trace, int t, int dk, int dv, double lambda0) {
-  core::HeadState<T> st;
-  st.reset(dk, dv, lambda0);
-  if (t == 0) return st;
-  const auto& r = trace.at(std::size_t(t - 1));
-  if (r.t != t - 1 || r.A.rows() != dk || r.S.rows() != dv)
-    throw std::invalid_argument("hp::state_before: the trace must hold every step with A and S");
-  st.t = t;
-  for (int i = 0; i < dk; ++i)
-    for (int j = 0; j < dk; ++j) st.A[std::size_t(i) * dk + j] = r.A(i, j);
-  for (int i = 0; i < dv; ++i)
-    for (int j = 0; j < dk; ++j) st.S[std::size_t(i) * dk + j] = r.S(i, j);
-  return st;
-}
-
-template <class T>
-Mat<T> step_operator(const core::HeadState<T>& prev, const Token<T>& tok, const Options& opt) {
-  const int n = prev.dk * prev.dv;
-  Mat<T> J(n, n);
-  Token<T> t0 = tok;
-  for (auto& x : t0.v) x = T(0);
-  core::StepInfo<T> info;
-  for (int c = 0; c < n; ++c) {
-    core::HeadState<T> st = prev;
-    for (auto& x : st.S) x = T(0);
-    st.S[std::size_t(c)] = T(1);
-    step(st, t0, opt, info);
-    for (int r = 0; r < n; ++r) J(r, c) = st.S[std::size_t(r)];
-  }
-  return J;
-}
-
-template <class T>
 Mat<T> right_factor_product(const core::HeadState<T>& first, const std::vector<Token<T>>& toks, const Options& opt,
                             std::vector<Mat<T>>* each) {
   const int dk = first.dk;

@@ -26,6 +26,8 @@ Verdict parse_verdict(std::string_view s) {
   throw std::invalid_argument("unknown verdict '" + std::string(s) + "' (expected holds, refuted, conditional, inconclusive)");
 }
 
+std::string RunContext::root() const { return repo_root.empty() ? std::string(VLA_SOURCE_DIR) : repo_root; }
+
 std::string to_string(Budget b) { return b == Budget::quick ? "quick" : "full"; }
 
 const ClaimDef& find_claim(const std::string& id) {
@@ -45,7 +47,6 @@ Ledger run_ledger(const LedgerOptions& opt) {
   for (const auto& id : opt.only) wanted.insert(find_claim(id).id);  // validates every id first
   RunContext ctx = opt.context;
   ctx.budget = opt.budget;
-  if (ctx.repo_root.empty()) ctx.repo_root = VLA_SOURCE_DIR;
   Ledger l;
   l.budget = opt.budget;
   l.tool = io::tool_version();

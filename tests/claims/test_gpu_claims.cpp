@@ -1,6 +1,6 @@
-// The two GPU claims read committed benchmark logs: planted logs whose answer
+// The two GPU claims read the committed GPU report: planted reports whose answer
 // is known (a 20x and a 5x loop; a softmax crossing at 43k and at 500 tokens),
-// and no logs at all.
+// no report at all, and the committed one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,16 +19,20 @@ namespace fs = std::filesystem;
 struct TempRepo {
   fs::path root;
   TempRepo() {
-    root = fs::temp_directory_path() / ("vla_claims_gpu_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    fs::create_directories(root / "reports" / "gpu" / "2026-01-01");
+    static int n = 0;
+    root = fs::temp_directory_path() / ("vla_claims_gpu_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::create_directories(root / "reports" / "gpu");
   }
   ~TempRepo() {
     std::error_code ec;
     fs::remove_all(root, ec);
   }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(root / "reports" / "gpu" / "2026-01-01" / name) << text;
+  void report(const std::string& rows) const {
+    std::ofstream(root / "reports" / "gpu" / "2026-01-01-test.md")
+        << "# report\nNVIDIA Test GPU, 1.0, 1 MiB\n\n## Benchmark\n\n"
+        << "| B | H | T | D | fp32 | bf16 | bf16-state | us/step (bf16) | torch loop (extrap.) | loop / bf16 | SDPA bf16 | SDPA / bf16 |\n"
+        << "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        << rows << "\nafter the table\n";
   }
 };
 
@@ -41,16 +45,28 @@ Verdict run_claim(const std::string& id, const fs::path& root, ClaimResult* out 
   return r.verdict;
 }
 
-const char* kBenchHeader = "B,H,T,D,kind,median_ms,us_per_step,tokens_per_s,gflops,reps,note\n";
-const char* kTorchHeader = "baseline,B,H,T,D,median_ms,ms_per_step,reps,note\n";
+std::string row(int B, int H, int T, int D, const std::string& fp32, const std::string& loop, const std::string& sdpa) {
+  return "| " + std::to_string(B) + " | " + std::to_string(H) + " | " + std::to_string(T) + " | " + std::to_string(D) + " | " +
+         fp32 + " | " + fp32 + " | - | - | " + loop + " | - | " + sdpa + " | - |\n";
+}
 
-TEST(GpuLogs, CsvParsing) {
-  const auto rows = parse_csv("a,b,c\n1,\"x, y\",\n2,\"say \"\"hi\"\"\",z\r\n");
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].at("b"), "x, y");
-  EXPECT_EQ(rows[0].at("c"), "");
-  EXPECT_EQ(rows[1].at("b"), "say \"hi\"");
-  EXPECT_THROW(parse_csv("a,b\n1,2,3\n"), std::invalid_argument);
+TEST(GpuLogs, TableParsing) {
+  const auto rows = parse_benchmark_table(
+      "text\n| B | H | T | D | fp32 | bf16 | bf16-state | us/step (bf16) | torch loop (extrap.) | loop / bf16 | SDPA bf16 | SDPA / bf16 |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+      "| 1 | 16 | 4096 | 64 | 8.625 | 8.090 | 10.143 | 1.975 | 1887.1 | 233x | 0.131 | 0.02x |\n"
+      "| 8 | 128 | 65536 | 128 | skipped | 1879.415 | 2930.077 | 28.678 | 25509.9 | 14x | 1885.246 | 1.00x |\n"
+      "| 1 | 16 | 43008 | 64 | - | - | - | - | - | - | 8.209 | - |\n\nSkipped: ...\n| B | H | T | D | kernel |\n");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].T, 4096);
+  EXPECT_DOUBLE_EQ(*rows[0].fp32_ms, 8.625);
+  EXPECT_DOUBLE_EQ(*rows[0].loop_ms, 1887.1);
+  EXPECT_DOUBLE_EQ(*rows[0].sdpa_ms, 0.131);
+  EXPECT_FALSE(rows[1].fp32_ms);
+  EXPECT_DOUBLE_EQ(*rows[1].bf16_ms, 1879.415);
+  EXPECT_FALSE(rows[2].loop_ms);
+  EXPECT_THROW(parse_benchmark_table("| B | H | T | D | fp32 | bf16 |\n|---|\n| 1 | 2 | x | 4 | 5 | 6 |\n"), std::invalid_argument);
+  EXPECT_THROW(parse_benchmark_table("| B | H | T | D | fp32 | bf16 |\n| 1 | 2 | 3 |\n"), std::invalid_argument);
 }
 
 TEST(GpuLogs, CrossoverOfAPlantedQuadraticSoftmax) {
@@ -72,9 +88,8 @@ TEST(GpuLogs, CrossoverOfAPlantedQuadraticSoftmax) {
   EXPECT_FALSE(crossover_length(1e-9, sdpa, &note));
 }
 
-TEST(GpuClaims, NoLogsIsInconclusive) {
+TEST(GpuClaims, NoReportIsInconclusive) {
   TempRepo repo;
-  fs::remove_all(repo.root / "reports");
   ClaimResult r;
   EXPECT_EQ(run_claim("fused-kernel-14x", repo.root, &r), Verdict::inconclusive);
   EXPECT_NE(r.conditions.at(0).find("gpu_report.sh"), std::string::npos);
@@ -83,25 +98,39 @@ TEST(GpuClaims, NoLogsIsInconclusive) {
 
 TEST(GpuClaims, FusedSpeedupPlantedBothWays) {
   TempRepo fast, slow;
-  for (auto* r : {&fast, &slow}) r->write("bench.csv", std::string(kBenchHeader) + "1,16,4096,64,fp32,1.0,0.24,1,1,5,\n");
-  fast.write("torch.csv", std::string(kTorchHeader) + "torch_loop_fp32,1,16,4096,64,20.0,0.005,3,\n");
-  slow.write("torch.csv", std::string(kTorchHeader) + "torch_loop_fp32,1,16,4096,64,5.0,0.001,3,\n");
+  fast.report(row(1, 16, 4096, 64, "1.0", "20.0", "-"));
+  slow.report(row(1, 16, 4096, 64, "1.0", "5.0", "-"));
   EXPECT_EQ(run_claim("fused-kernel-14x", fast.root), Verdict::holds);
   EXPECT_EQ(run_claim("fused-kernel-14x", slow.root), Verdict::refuted);
 }
 
 TEST(GpuClaims, CrossoverPlantedBothWays) {
-  // Our kernel: 0.01 ms per step (measured at T = 65536). Softmax c T^2 with the
-  // crossing placed at 43k (agrees) or at 500 tokens (does not).
+  // Our kernel: 0.01 ms per step. Softmax c T^2 with the crossing placed at 43k
+  // (agrees) or at 500 tokens (does not).
   for (double at : {43000.0, 500.0}) {
     TempRepo repo;
-    repo.write("bench.csv", std::string(kBenchHeader) + "1,16,65536,64,bf16,655.36,10,1,1,5,\n");
-    std::string torch = kTorchHeader;
+    std::string rows;
     const double c = 0.01 / at;
-    for (double T : {256.0, 1024.0, 4096.0, 16384.0, 65536.0})
-      torch += "sdpa_causal_bf16,1,16," + std::to_string(int(T)) + ",64," + std::to_string(c * T * T) + ",0,3,\n";
-    repo.write("torch.csv", torch);
+    for (int T : {256, 1024, 4096, 16384, 65536}) {
+      char sd[64];
+      std::snprintf(sd, sizeof sd, "%.9g", c * T * T);
+      rows += row(1, 16, T, 64, T == 65536 ? "655.36" : "-", "-", sd);
+    }
+    repo.report(rows);
     EXPECT_EQ(run_claim("softmax-crossover-43k", repo.root), at == 43000.0 ? Verdict::holds : Verdict::refuted) << at;
+  }
+}
+
+TEST(GpuClaims, TheCommittedReportIsRead) {
+  // When the source tree carries a GPU report, both claims are settled from it.
+  RunContext ctx;  // repo_root: the source tree
+  ClaimResult r;
+  find_claim("fused-kernel-14x").run(ctx, r);
+  if (r.evidence.contains("report")) {
+    EXPECT_NE(r.verdict, Verdict::inconclusive);
+    EXPECT_FALSE(r.evidence["per configuration"].empty());
+  } else {
+    EXPECT_EQ(r.verdict, Verdict::inconclusive);
   }
 }
 

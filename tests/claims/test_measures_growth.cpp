@@ -8,6 +8,7 @@
 #include "vla/claims/measures.hpp"
 #include "vla/claims/claim.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/properties/measures.hpp"
 #include "vla/reference/models.hpp"
 
 namespace vla::claims {
@@ -55,16 +56,19 @@ TEST(BoundedState, RandomStreamsPlateauAdversarialOnesGrow) {
   EXPECT_EQ(random, Growth::bounded);
   EXPECT_EQ(decide_bounded_state({random}), Verdict::holds);
 
-  // The null-key stream: every step adds at least V^2 to ||S||_F^2 (by construction).
+  // The null-key stream (the properties' construction): every step adds at least
+  // V^2 to ||S||_F^2, by construction; the ledger's measurement must see it.
   for (double l0 : {0.01, 1.0, 100.0}) {
-    Options id;
-    id.feature_map = FeatureMap::identity;
-    id.lambda0 = l0;
-    const Stream s = measure::null_key_stream(256, 3, l0, 2.0);
+    const props::Case nk = props::p1_sqrt_growth_construction(256, 2.0, l0);
     ref::MpfrPrecision p(256);
-    EXPECT_GE(measure::min_square_increment(s, id, 2.0), 1 - 1e-8) << "lambda0 = " << l0;
-    const auto res = ref::run_model<double>(s, id);
+    EXPECT_GE(measure::min_square_increment(nk.stream, nk.options(), 2.0), 1 - 1e-8) << "lambda0 = " << l0;
+    const auto res = ref::run_model<double>(nk.stream, nk.options());
     EXPECT_GE(res.state_norm.back(), 2.0 * std::sqrt(256.0) * (1 - 1e-8));
+  }
+  // Planted false for the measurement: on a random stream some step shrinks ||S||^2.
+  {
+    ref::MpfrPrecision p(256);
+    EXPECT_LT(measure::min_square_increment(streams[0], Options{}, 1.0), 0.0);
   }
   // The gate-steering stream with elu1 features grows linearly.
   Options e;

@@ -20,6 +20,8 @@ struct RunContext {
     if (progress) progress(line);
   }
   bool quick() const { return budget == Budget::quick; }
+  // repo_root, or the source tree this library was built from when it is empty.
+  std::string root() const;
 };
 
 struct ClaimDef {

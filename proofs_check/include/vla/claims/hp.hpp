@@ -1,8 +1,9 @@
-// High-precision tools of the checks, on top of the reference's trace
-// (vla/reference/trace.hpp): the state before a step, the Jacobian of one step
-// as an operator built by applying the spec's own step to basis matrices (not
-// an assumed formula), products of steps, and dense linear algebra at double
-// and at the reference's MPFR scalar (Eigen, through mpfr_eigen.hpp).
+// High-precision tools of the checks: one step of the spec's recurrence from a
+// given state, the product of the Jacobians of several steps built by running
+// the spec's own step from S = I (not an assumed formula), and dense linear
+// algebra at double and at the reference's MPFR scalar (Eigen, through
+// mpfr_eigen.hpp). The one-step Jacobian operator is the properties'
+// (vla/properties/measures.hpp, jacobian_operator_from_step).
 //
 // The templates are instantiated once, for double and Mpfr (src/hp_*.cpp).
 #pragma once
@@ -38,19 +39,6 @@ Token<T> token_at(const Stream& s, int t, int b = 0, int h = 0);
 template <class T>
 void step(core::HeadState<T>& st, const Token<T>& tok, const Options& opt, core::StepInfo<T>& info);
 
-// The VLA state before step t (0-based) of a trace recorded with A and S:
-// the initial state for t = 0, else the recorded A and S after step t - 1.
-// (The normaliser n only feeds the readout and is left at zero.)
-template <class T>
-core::HeadState<T> state_before(const std::vector<ref::TraceStep<T>>& trace, int t, int dk, int dv, double lambda0);
-
-// The linear part of the map S_{t-1} -> S_t of the step from `prev` with `tok`,
-// as a (Dv Dk) x (Dv Dk) matrix on the row-major vec(S): column (i, j) is the
-// step applied to the basis matrix E_ij with v = 0 (the step is affine in S and
-// v enters only its constant part).
-template <class T>
-Mat<T> step_operator(const core::HeadState<T>& prev, const Token<T>& tok, const Options& opt);
-
 // Every step acts on S row by row, S_t = S_{t-1} P_t + (terms without S), so the
 // product P_1 ... P_n of the steps from `first` is the state reached from S = I
 // (Dk rows) with v = 0: the Jacobian of S_{first + n} with respect to S_first,
@@ -60,8 +48,9 @@ template <class T>
 Mat<T> right_factor_product(const core::HeadState<T>& first, const std::vector<Token<T>>& toks, const Options& opt,
                             std::vector<Mat<T>>* each = nullptr);
 
-// Largest singular value (Eigen's JacobiSVD at the scalar's precision; MPFR at
-// the calling thread's working precision).
+// Largest singular value: at double from the symmetric eigensolver on M^T M
+// (relative error ~ n u), at MPFR by Eigen's JacobiSVD at the calling thread's
+// working precision.
 double spectral_norm(const Mat<double>& m);
 Mp spectral_norm(const Mat<Mp>& m);
 // All singular values, largest first.
@@ -84,8 +73,6 @@ Mat<double> as_double(const Mat<T>& m) {
 #define VLA_CLAIMS_HP_TEMPLATES(PREFIX, T)                                                                             \
   PREFIX template Token<T> token_at<T>(const Stream&, int, int, int);                                                  \
   PREFIX template void step<T>(core::HeadState<T>&, const Token<T>&, const Options&, core::StepInfo<T>&);              \
-  PREFIX template core::HeadState<T> state_before<T>(const std::vector<ref::TraceStep<T>>&, int, int, int, double);    \
-  PREFIX template Mat<T> step_operator<T>(const core::HeadState<T>&, const Token<T>&, const Options&);                 \
   PREFIX template Mat<T> right_factor_product<T>(const core::HeadState<T>&, const std::vector<Token<T>>&,              \
                                                  const Options&, std::vector<Mat<T>>*);
 VLA_CLAIMS_HP_TEMPLATES(extern, double)

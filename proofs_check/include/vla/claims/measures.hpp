@@ -20,12 +20,7 @@ namespace vla::claims::measure {
 // T grid (geometric mean over the streams, each run once at double).
 PowerFit state_norm_growth(const std::vector<Stream>& streams, const Options& opt, const std::vector<double>& grid);
 
-// sherman-morrison-exact: max_t ||A_t M_t - I||_F, M_t = lambda0 I + sum u u^T from
-// the u the step used, at scalar T (double or hp::Mp).
-template <class T>
-double sm_residual(const Stream& s, const Options& opt);
-extern template double sm_residual<double>(const Stream&, const Options&);
-extern template double sm_residual<hp::Mp>(const Stream&, const Options&);
+// (sherman-morrison-exact uses the properties' sherman_morrison_checks.)
 
 // penalty-contracts-written. `final_A` maps the penalty directions u_1..u_T (rows)
 // to the model's A_T; the probe writes e_0 `mass` times, then directions in
@@ -52,10 +47,9 @@ ArgminDiffs argmin_diffs(const Stream& s, const Options& opt);
 // |C_01 C_12 C_20 / (C_10 C_21 C_02) - 1| for the first three keys of `keys`.
 double cycle_deviation(const Stream& keys, const Options& opt);
 
-// prop1-bounded-state: the two adversarial bounded streams (Dv = 1, |v_t| = V).
-// Null-key: k^_t orthogonal to the state row (identity features), v_t along S_{t-1} a^_t.
-Stream null_key_stream(int T, int dk, double lambda0, double V);
-// Gate-steering: k^_t proportional to M_{t-1} g_t, g_t = cos(theta) k0 +- sin(theta) kp (Dk = 2).
+// prop1-bounded-state: the gate-steering stream (Dk = 2, Dv = 1, |v_t| = V): k^_t
+// proportional to M_{t-1} g_t, g_t = cos(theta) k0 +- sin(theta) kp. (The null-key
+// construction is the properties' p1_sqrt_growth_construction.)
 Stream steering_stream(int T, double lambda0, double theta, double V, FeatureMap fm);
 // min over t of (||S_t||_F^2 - ||S_{t-1}||_F^2) / V^2 at the calling precision.
 double min_square_increment(const Stream& s, const Options& opt, double V);
