@@ -115,6 +115,7 @@ int run(const RunArgs& a) {
 
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);
+  check_ratio_readout_defined(in.stream, opt);
   const Dims& d = in.stream.dims;
 
   io::Metadata meta;

@@ -1,5 +1,6 @@
 #include "vla/core/stream.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -46,17 +47,42 @@ void validate_stream(const Stream& s, const Options& opt) {
   if (s.has_u()) check_finite(s.u, "u", d, d.Dk);
   // A zero feature vector has no direction: k^ = phi(k)/||phi(k)|| is undefined.
   for (std::size_t row = 0; row < d.qk_size() / d.Dk; ++row) {
-    double norm2 = 0;
-    for (int j = 0; j < d.Dk; ++j) {
-      const double f = core::phi(s.k[row * d.Dk + j], elu1);
-      norm2 += f * f;
-    }
-    if (!(norm2 > 0)) throw std::invalid_argument("tensor 'k' has a zero feature vector phi(k) at " + where(d, row * d.Dk, d.Dk) + " (d = all)");
+    // "Zero" means every feature is zero; a sum of squares would underflow to 0
+    // for tiny but valid keys (|phi| < 2^-537) and wrongly reject them.
+    bool any_nonzero = false;
+    for (int j = 0; j < d.Dk && !any_nonzero; ++j) any_nonzero = core::phi(s.k[row * d.Dk + j], elu1) != 0.0;
+    if (!any_nonzero) throw std::invalid_argument("tensor 'k' has a zero feature vector phi(k) at " + where(d, row * d.Dk, d.Dk) + " (d = all)");
     // A zero u is a valid (no-op) penalty update, unless it must be unit-normalised.
     if (s.has_u() && opt.u_unit_scaled) {
-      double un = 0;
-      for (int j = 0; j < d.Dk; ++j) un += s.u[row * d.Dk + j] * s.u[row * d.Dk + j];
-      if (!(un > 0)) throw std::invalid_argument("tensor 'u' is zero at " + where(d, row * d.Dk, d.Dk) + " (d = all) but the u_unit_scaled stabiliser must normalise it");
+      bool u_nonzero = false;
+      for (int j = 0; j < d.Dk && !u_nonzero; ++j) u_nonzero = s.u[row * d.Dk + j] != 0.0;
+      if (!u_nonzero) throw std::invalid_argument("tensor 'u' is zero at " + where(d, row * d.Dk, d.Dk) + " (d = all) but the u_unit_scaled stabiliser must normalise it");
+    }
+  }
+}
+
+void check_ratio_readout_defined(const Stream& s, const Options& opt) {
+  const Dims& d = s.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  if (opt.readout != Readout::ratio || opt.den_floor > 0.0 || opt.model == Model::softmax) return;
+  {
+    std::vector<double> n(d.Dk);
+    for (int b = 0; b < d.B; ++b) {
+      for (int h = 0; h < d.H; ++h) {
+        std::fill(n.begin(), n.end(), 0.0);
+        for (int t = 0; t < d.T; ++t) {
+          const std::size_t o = d.off(b, t, h, d.Dk);
+          double den = 0;
+          for (int j = 0; j < d.Dk; ++j) {
+            n[j] += core::phi(s.k[o + j], elu1);
+            den += n[j] * core::phi(s.q[o + j], elu1);
+          }
+          if (den == 0.0) {
+            throw std::invalid_argument("the ratio readout is undefined at " + where(d, o, d.Dk) +
+                                        " (d = all): n_t . phi(q_t) = 0 (use --readout raw or --den-floor X)");
+          }
+        }
+      }
     }
   }
 }

@@ -70,6 +70,17 @@ TEST_F(RunErrors, ZeroKeyUnderTheIdentityFeatureMap) {
   expect_bad(in("zk.safetensors") + " --feature-map identity", "tensor 'k' has a zero feature vector phi(k) at [b=0, t=1, h=1");
 }
 
+TEST_F(RunErrors, UndefinedRatioReadout) {
+  Stream s = good_;
+  for (int j = 0; j < s.dims.Dk; ++j) s.q[s.dims.off(0, 2, 0, s.dims.Dk) + j] = 0.0;  // n . q = 0 under identity
+  io::save_stream(path("den.safetensors"), s, io::DType::F64, {}, false);
+  expect_bad(in("den.safetensors") + " --feature-map identity", "ratio readout is undefined at [b=0, t=2, h=0");
+  // With a raw readout the same stream is fine.
+  const Result r = run_vla("run " + in("den.safetensors") + " --feature-map identity --readout raw --bits 64 --output '" +
+                           path("raw.safetensors") + "'");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 TEST_F(RunErrors, NonPositiveLambda0) {
   expect_bad(in() + " --lambda0 0", "lambda0 must be finite and > 0");
   expect_bad(in() + " --lambda0 -1", "lambda0 must be finite and > 0");

@@ -63,3 +63,37 @@ TEST(Spec, StreamValidationNamesTheProblem) {
   s.k = {1, 1, 1};
   EXPECT_THROW(validate_stream(s, o), std::invalid_argument);
 }
+
+TEST(Spec, TinyKeysAreNotZeroKeys) {
+  Stream s;
+  s.dims = {1, 1, 1, 2, 1};
+  s.q = {1, 1};
+  s.k = {1e-300, 0};  // its sum of squares underflows, but the key has a direction
+  s.v = {1};
+  Options o;
+  o.feature_map = FeatureMap::identity;
+  EXPECT_NO_THROW(validate_stream(s, o));
+}
+
+TEST(Spec, ZeroRatioDenominatorIsRejectedUnlessFloored) {
+  Stream s;
+  s.dims = {1, 2, 1, 2, 1};
+  s.q = {1, 0, 0, 0};  // q_2 = 0: n_2 . q_2 = 0
+  s.k = {1, 0, 0, 1};
+  s.v = {1, 2};
+  Options o;
+  o.feature_map = FeatureMap::identity;
+  EXPECT_NO_THROW(validate_stream(s, o));  // valid for the recurrence
+  try {
+    check_ratio_readout_defined(s, o);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ratio readout is undefined"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("t=1"), std::string::npos);
+  }
+  o.den_floor = 1e-6;
+  EXPECT_NO_THROW(check_ratio_readout_defined(s, o));
+  o.den_floor = 0;
+  o.readout = Readout::raw;
+  EXPECT_NO_THROW(check_ratio_readout_defined(s, o));
+}

@@ -50,4 +50,13 @@ struct Outputs {
 // zero u that the options must normalise.
 void validate_stream(const Stream& s, const Options& opt);
 
+// The ratio readout o_t = y_t / (n_t . phi(q_t)) has no value where that
+// denominator is exactly zero (the identity map with q_t = 0 or orthogonal to
+// n_t; elu1 when every phi(q_t)_j underflows or meets a zero n_j). Such a stream
+// is valid for the recurrence (generators produce it, and every implementation
+// returns the IEEE quotient, non-finite), so validate_stream accepts it; the
+// user-facing commands call this to refuse it with a message naming (b, t, h)
+// unless --readout raw or --den-floor makes the output defined.
+void check_ratio_readout_defined(const Stream& s, const Options& opt);
+
 }  // namespace vla
