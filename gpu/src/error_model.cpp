@@ -46,6 +46,33 @@ std::vector<double> baseline_error(const std::vector<double>& ref, const std::ve
   return e;
 }
 
+// The tolerance of one element: u_out |ref| + K (b_g + gamma u_state s_g).
+double tolerance(double r, double u_out, double bg, double sg, double gamma, const Precision& prec, const ModelConstants& k) {
+  return u_out * std::fabs(r) + k.K * (bg + gamma * prec.u_state * sg);
+}
+
+// o along head (b, h): row t's scale m_t = max_i |ref|, and the running maximum
+// over s <= t of the baseline's relative row error max_i |base - ref| / m_s.
+struct RowScale {
+  double m = 0, rel_max = 0;
+};
+std::vector<RowScale> o_row_scales(const Outputs& ref, const std::vector<double>& be_o, int b, int h) {
+  const Dims& d = ref.dims;
+  std::vector<RowScale> rs(d.T);
+  double rel_max = 0;
+  for (int t = 0; t < d.T; ++t) {
+    const std::size_t off = d.off(b, t, h, d.Dv);
+    double m = 0, e = 0;
+    for (int i = 0; i < d.Dv; ++i) {
+      if (std::isfinite(ref.o[off + i])) m = std::max(m, std::fabs(ref.o[off + i]));
+      e = std::max(e, be_o[off + i]);
+    }
+    if (m > 0) rel_max = std::max(rel_max, e / m);
+    rs[t] = {m, rel_max};
+  }
+  return rs;
+}
+
 struct Checker {
   const Precision& prec;
   const ModelConstants& k;
@@ -90,7 +117,7 @@ struct Checker {
   void check_one(double c, double r, double u_out, bool bf16_elem, double bg, double sg, double gamma, const char* name, Worst w) {
     ++v.checked;
     const double scale = bg + gamma * prec.u_state * sg;
-    const double tol = u_out * std::fabs(r) + k.K * scale;
+    const double tol = tolerance(r, u_out, bg, sg, gamma, prec, k);
     const double err = std::fabs(c - r);
     const bool finite = std::isfinite(c) || !std::isfinite(r);
     const double inf = std::numeric_limits<double>::infinity();
@@ -137,15 +164,10 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
     for (int h = 0; h < d.H; ++h) {
       // o: row t's scale m_t = max_i |ref|; the baseline's relative row error
       // max_i |base - ref| / m_s, and its running maximum over s <= t.
-      double rel_max = 0;
+      const auto rs = o_row_scales(ref, be_o, b, h);
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
-        double m = 0, e = 0;
-        for (int i = 0; i < d.Dv; ++i) {
-          if (std::isfinite(ref.o[off + i])) m = std::max(m, std::fabs(ref.o[off + i]));
-          e = std::max(e, be_o[off + i]);
-        }
-        if (m > 0) rel_max = std::max(rel_max, e / m);
+        const double m = rs[t].m, rel_max = rs[t].rel_max;
         for (int i = 0; i < d.Dv; ++i)
           ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, rel_max * m, m, std::sqrt(double(d.Dk)), "o",
                        Worst{"", b, t, h, i});
@@ -158,6 +180,19 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
         ch.matrix(cand.A, ref.A, be_a, int(na), [&](int e) { return bh * na + e; }, "A", [&](int e) { return Worst{"", b, -1, h, e}; });
     }
   return ch.v;
+}
+
+std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec, int b,
+                               int h, const ModelConstants& k) {
+  if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
+  const auto rs = o_row_scales(ref, baseline_error(ref.o, bases, &Outputs::o), b, h);
+  std::vector<double> env(rs.size());
+  for (std::size_t t = 0; t < rs.size(); ++t) {
+    const double m = rs[t].m;
+    env[t] = m > 0 ? tolerance(m, prec.u_out, rs[t].rel_max * m, m, std::sqrt(double(ref.dims.Dk)), prec, k) / m
+                   : std::numeric_limits<double>::quiet_NaN();
+  }
+  return env;
 }
 
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec, const ModelConstants& k) {

@@ -86,20 +86,30 @@ Stream consumed_inputs(const Stream& s, impl::Kind kind) {
 #endif
 }
 
-Envelope envelope(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand, const Outputs& ref, int b,
-                  int h) {
+std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand,
+                                const Outputs& ref) {
 #if defined(VLA_REPORT_HAVE_ERROR_MODEL) && defined(VLA_REPORT_HAVE_TWIN)
   // The model measures the stream's conditioning by the plain same-precision
-  // implementation's error; it runs here on the same inputs.
-  const Outputs base = impl::run_plain(s, opt, kind);
-  const accuracy::Verdict v =
-      accuracy::check(head_of(cand, b, h), head_of(ref, b, h), head_of(base, b, h), accuracy::precision_of(kind));
-  Envelope e;
-  e.first_fail_step = v.first_fail_step;
-  e.source = "vla::accuracy::check (gpu/include/vla/gpu/error_model.hpp, docs/ERROR_MODEL.md)";
-  return e;
+  // implementation's error (two summation orders, as the gate does); they run
+  // here on the same inputs.
+  const Outputs fwd = impl::run_plain(s, opt, kind, impl::PlainOrder::forward);
+  const Outputs rev = impl::run_plain(s, opt, kind, impl::PlainOrder::reversed);
+  const accuracy::Precision prec = accuracy::precision_of(kind);
+  std::vector<Envelope> out;
+  for (int b = 0; b < ref.dims.B; ++b) {
+    for (int h = 0; h < ref.dims.H; ++h) {
+      const Outputs r = head_of(ref, b, h), f = head_of(fwd, b, h), v = head_of(rev, b, h);
+      const std::vector<const Outputs*> bases = {&f, &v};
+      Envelope e;
+      e.first_fail_step = accuracy::check(head_of(cand, b, h), r, bases, prec).first_fail_step;
+      e.o_rel = accuracy::o_envelope(r, bases, prec, 0, 0);
+      e.source = "vla::accuracy::check and o_envelope, gpu/include/vla/gpu/error_model.hpp, docs/ERROR_MODEL.md";
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
 #else
-  (void)kind, (void)s, (void)opt, (void)cand, (void)ref, (void)b, (void)h;
+  (void)kind, (void)s, (void)opt, (void)cand, (void)ref;
   throw Unavailable("the error model (gpu/error_model.hpp) is not in this build");
 #endif
 }

@@ -176,7 +176,7 @@ std::string cfg_label(const json& c) {
 Figure boxes(const json& R, bool normalised) {
   Figure f;
   f.plot.id = normalised ? "jacobian_step_normalised" : "jacobian_step_unnormalised";
-  f.plot.title = normalised ? "||J_t||_2 per step, unit a^ and k^ (paper)" : "||J_t||_2 per step, normalisation removed";
+  f.plot.title = normalised ? "||J_t||_2 per step, unit gate and key (paper)" : "||J_t||_2 per step, normalisation removed";
   f.plot.xlabel = "head dimension and {/Symbol l}_0";
   f.plot.ylabel = "||J_t||_2 (spectral norm, no unit)";
   f.plot.logy = !normalised;
@@ -198,7 +198,7 @@ Figure boxes(const json& R, bool normalised) {
   }
   f.plot.xrange = std::make_pair(0.3, x - 0.3);
   f.plot.series.push_back(s);
-  f.plot.hlines.push_back({1.0, "Proposition 2: ||J_t||_2 = 1"});
+  if (normalised) f.plot.hlines.push_back({1.0, "Proposition 2: ||J_t||_2 = 1"});
   if (normalised) f.plot.yrange = std::make_pair(0.9, std::max(1.8, s.hi.empty() ? 1.8 : *std::max_element(s.hi.begin(), s.hi.end()) * 1.05));
   f.caption = normalised
                   ? "Spectral norm of each step's Jacobian with the paper's normalisation, over all steps and streams, "
@@ -210,12 +210,12 @@ Figure boxes(const json& R, bool normalised) {
 Figure product(const json& P, const json& R, bool normalised) {
   Figure f;
   f.plot.id = normalised ? "jacobian_product_normalised" : "jacobian_product_unnormalised";
-  f.plot.title = normalised ? "Gradient amplification ||J_T ... J_1||_2, unit a^ and k^"
+  f.plot.title = normalised ? "Gradient amplification ||J_T ... J_1||_2, unit gate and key (paper)"
                             : "Gradient amplification ||J_T ... J_1||_2, normalisation removed";
   f.plot.xlabel = "number of steps T";
   f.plot.ylabel = "||J_T ... J_1||_2 (no unit)";
   f.plot.logx = f.plot.logy = true;
-  f.plot.key = normalised ? "bottom left" : "top left";
+  f.plot.key = "outside right top vertical";
   std::map<int, int> colour;
   std::map<double, Series::Style> style;
   const Series::Style styles[] = {Series::Style::line, Series::Style::dashed, Series::Style::linespoints};

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -52,6 +54,9 @@ std::string data_blocks(const Plot& p) {
         d << num(s.x[i]);
         for (double e : v) d << ' ' << num(e);
         d << '\n';
+      } else if (s.style == Series::Style::band && s.y.empty()) {
+        if (!drawable(s.y_hi[i], p.logy)) continue;  // filled down to the bottom axis
+        d << num(s.x[i]) << ' ' << num(s.y_hi[i]) << '\n';
       } else if (s.style == Series::Style::band) {
         if (!drawable(s.y[i], p.logy) || !drawable(s.y_hi[i], p.logy)) continue;
         d << num(s.x[i]) << ' ' << num(s.y[i]) << ' ' << num(s.y_hi[i]) << '\n';
@@ -75,10 +80,12 @@ std::string plot_clause(const Plot& p, const Series& s, std::size_t index, const
   c << quoted(dat) << " index " << index << ' ';
   switch (s.style) {
     case Series::Style::band:
-      c << "using 1:2:3 with filledcurves " << lc << " fs transparent solid 0.18 noborder " << title;
+      if (s.y.empty()) c << "using 1:2 with filledcurves x1 " << lc << " fs transparent solid 0.18 noborder " << title;
+      else c << "using 1:2:3 with filledcurves " << lc << " fs transparent solid 0.18 noborder " << title;
       break;
     case Series::Style::line: c << "using 1:2 with lines lw 2 " << lc << ' ' << title; break;
     case Series::Style::dashed: c << "using 1:2 with lines lw 1.5 dt 2 " << lc << ' ' << title; break;
+    case Series::Style::dotted: c << "using 1:2 with lines lw 2 dt 3 " << lc << ' ' << title; break;
     case Series::Style::points: c << "using 1:2 with points pt 7 ps 1.2 " << lc << ' ' << title; break;
     case Series::Style::linespoints: c << "using 1:2 with linespoints lw 2 pt 7 ps 0.8 " << lc << ' ' << title; break;
     case Series::Style::boxes:
@@ -88,6 +95,46 @@ std::string plot_clause(const Plot& p, const Series& s, std::size_t index, const
   }
   (void)p;
   return c.str();
+}
+
+// Range of the drawable values on one axis (x or y), over every series and mark.
+std::pair<double, double> data_range(const Plot& p, bool y_axis) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  const bool log = y_axis ? p.logy : p.logx;
+  auto add = [&](double v) {
+    if (drawable(v, log)) lo = std::min(lo, v), hi = std::max(hi, v);
+  };
+  for (const auto& s : p.series) {
+    if (!y_axis) {
+      for (double v : s.x) add(v);
+      continue;
+    }
+    for (const auto* v : {&s.y, &s.y_hi, &s.lo, &s.hi})
+      for (double e : *v) add(e);
+  }
+  for (const auto& m : (y_axis ? p.hlines : p.vlines)) add(m.at);
+  return {lo, hi};
+}
+
+// A log axis spanning less than a few decades gets 1-2-5 ticks with plain
+// numbers: powers of ten alone would leave one or two labels.
+std::string short_log_tics(const Plot& p, bool y_axis) {
+  auto [lo, hi] = data_range(p, y_axis);
+  const auto fixed = y_axis ? p.yrange : p.xrange;
+  if (fixed) lo = fixed->first, hi = fixed->second;
+  if (!(lo > 0) || !(hi >= lo) || hi / lo > 300) return "";
+  std::ostringstream t;
+  const char* axis = y_axis ? "y" : "x";
+  t << "set format " << axis << " '%g'\nset " << axis << "tics (";
+  bool first = true;
+  for (int e = int(std::floor(std::log10(lo))) - 1; e <= int(std::ceil(std::log10(hi))); ++e)
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = m * std::pow(10.0, e);
+      t << (first ? "" : ", ") << num(v);
+      first = false;
+    }
+  t << ")\n";
+  return t.str();
 }
 
 std::string script(const Plot& p, const std::string& stem) {
@@ -101,8 +148,8 @@ std::string script(const Plot& p, const std::string& stem) {
   g << "set grid xtics ytics mxtics mytics lc rgb '#e0e0e0' lw 1, lc rgb '#f2f2f2' lw 1\n";
   g << "set border lc rgb '#444444'\n";
   g << "set key " << p.key << " box opaque samplen 2.5 spacing 1.1 font ',12'\n";
-  if (p.logx) g << "set logscale x 10\nset format x '10^{%L}'\nset mxtics 10\n";
-  if (p.logy) g << "set logscale y 10\nset format y '10^{%L}'\nset mytics 10\n";
+  if (p.logx) g << "set logscale x 10\nset format x '10^{%L}'\nset mxtics 10\n" << short_log_tics(p, false);
+  if (p.logy) g << "set logscale y 10\nset format y '10^{%L}'\nset mytics 10\n" << short_log_tics(p, true);
   if (p.xrange) g << "set xrange [" << num(p.xrange->first) << ":" << num(p.xrange->second) << "]\n";
   if (p.yrange) g << "set yrange [" << num(p.yrange->first) << ":" << num(p.yrange->second) << "]\n";
   if (!p.xtics.empty()) {
@@ -112,6 +159,11 @@ std::string script(const Plot& p, const std::string& stem) {
     }
     g << ") font ',12'\nunset mxtics\n";
   }
+  for (const auto& s : p.series)
+    if (s.style == Series::Style::boxes) {
+      g << "set boxwidth 0.3 absolute\n";
+      break;
+    }
   int tag = 1;
   for (const auto& m : p.vlines) {
     g << "set arrow from first " << num(m.at) << ", graph 0 to first " << num(m.at)
@@ -151,6 +203,15 @@ void write_text(const std::string& path, const std::string& s) {
 
 }  // namespace
 
+std::string gp_literal(const std::string& name) {
+  std::string o;
+  for (char c : name) {
+    if (c == '_' || c == '^' || c == '{' || c == '}' || c == '@' || c == '&' || c == '~') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
 bool gnuplot_available() {
   static const bool ok = [] {
     const auto r = run_process({"gnuplot", "-e", "set terminal svg; set terminal pngcairo"});
@@ -169,7 +230,9 @@ std::string gnuplot_version() {
 void render_plot(const Plot& p, const std::string& dir) {
   if (p.series.empty()) throw std::logic_error("plot " + p.id + " has no series");
   for (const auto& s : p.series) {
-    const bool ok = s.x.size() == s.y.size() && (s.style != Series::Style::band || s.y_hi.size() == s.x.size()) &&
+    const bool band_to_axis = s.style == Series::Style::band && s.y.empty();
+    const bool ok = (s.x.size() == s.y.size() || band_to_axis) &&
+                    (s.style != Series::Style::band || s.y_hi.size() == s.x.size()) &&
                     (s.style != Series::Style::boxes ||
                      (s.lo.size() == s.x.size() && s.q1.size() == s.x.size() && s.q3.size() == s.x.size() && s.hi.size() == s.x.size()));
     if (!ok) throw std::logic_error("plot " + p.id + ": series '" + s.title + "' has mismatched lengths");
@@ -207,7 +270,7 @@ nlohmann::json to_json(const Plot& p) {
 std::size_t undrawable_points(const Plot& p) {
   std::size_t n = 0;
   for (const auto& s : p.series)
-    for (std::size_t i = 0; i < s.x.size(); ++i)
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i)
       if (!drawable(s.x[i], p.logx) || !drawable(s.y[i], p.logy)) ++n;
   return n;
 }

@@ -4,6 +4,7 @@
 // model's state and read back with the keys (no training), which is not the
 // paper's trained-model experiment; the section says so.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "vla/report/deps.hpp"
@@ -28,29 +29,40 @@ const json* find_claim(const json& ledger, const std::string& id) {
   return nullptr;
 }
 
-// A series of the ledger's recall evidence: arrays of numbers under `x` and the
-// models' accuracies, in whatever keys the ledger wrote (see recall_series()).
+// One sweep of the ledger's recall evidence: an x axis (n/d_h or T) and one
+// accuracy array per model, under a key that names the keys and feature map.
 struct Curve {
   std::string model;
   std::vector<double> x, y;
 };
+struct Sweep {
+  std::string name;
+  std::vector<Curve> curves;
+};
 
-// The ledger's recall evidence holds, per sweep, an x axis (n/d_h or T) and one
-// accuracy array per model; anything else in the evidence is shown as text.
-std::vector<Curve> recall_series(const json& evidence, const std::string& axis) {
-  std::vector<Curve> out;
+std::vector<Sweep> recall_sweeps(const json& evidence, const std::string& axis) {
+  std::vector<Sweep> out;
   if (!evidence.is_object()) return out;
   for (const auto& [key, sweep] : evidence.items()) {
     if (!sweep.is_object() || !sweep.contains(axis) || !sweep.contains("accuracy")) continue;
     const auto& acc = sweep["accuracy"];
     if (!acc.is_object() || !sweep[axis].is_array()) continue;
+    Sweep sw{key, {}};
     for (const auto& [model, ys] : acc.items()) {
       if (!ys.is_array()) continue;
-      Curve c{model + (key.empty() ? "" : ""), sweep[axis].get<std::vector<double>>(), ys.get<std::vector<double>>()};
-      if (c.x.size() == c.y.size()) out.push_back(std::move(c));
+      Curve c{model, sweep[axis].get<std::vector<double>>(), ys.get<std::vector<double>>()};
+      if (c.x.size() == c.y.size()) sw.curves.push_back(std::move(c));
     }
+    if (!sw.curves.empty()) out.push_back(std::move(sw));
   }
   return out;
+}
+
+// A file-name-safe stem.
+std::string slug(const std::string& s) {
+  std::string o;
+  for (char c : s) o += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return o;
 }
 
 Figure recall_figure(const std::string& id, const std::string& title, const std::string& xlabel, bool logx,
@@ -62,7 +74,7 @@ Figure recall_figure(const std::string& id, const std::string& title, const std:
   f.plot.ylabel = "exact-match recall accuracy (fraction)";
   f.plot.logx = logx;
   f.plot.yrange = std::make_pair(-0.02, 1.05);
-  f.plot.key = "bottom left";
+  f.plot.key = "outside right top vertical";
   int colour = 0;
   for (const auto& c : curves) {
     Series s{c.model, Series::Style::linespoints, colour++};
@@ -95,17 +107,21 @@ Built build(const json& P, const json& R) {
       "the paper's MQAR numbers from trained two-layer models; they test whether the memory itself can hold and "
       "return the associations. Ledger budget: {budget}.",
       {{"budget", Code{P["budget"].get<std::string>()}}}));
+  int n = 0;
   for (const auto& id : kRecallClaims) {
     const json* c = find_claim(ledger, id);
     if (!c) continue;
-    const auto by_ratio = recall_series((*c)["evidence"], "n_over_dh");
-    const auto by_T = recall_series((*c)["evidence"], "T");
-    if (!by_ratio.empty())
-      s.blocks.push_back(recall_figure("recall_ratio_" + id, "Recall against n/d_h (" + id + ")", "n / d_h (pairs per head dimension)",
-                                       false, by_ratio, "Exact-match recall against the load n/d_h, from the ledger's check " + id + "."));
-    if (!by_T.empty())
-      s.blocks.push_back(recall_figure("recall_T_" + id, "Recall against T (" + id + ")", "sequence length T (steps)",
-                                       true, by_T, "Exact-match recall against the sequence length, from the ledger's check " + id + "."));
+    for (const std::string axis : {"n_over_dh", "T"}) {
+      for (const auto& sw : recall_sweeps((*c)["evidence"], axis)) {
+        const bool by_T = axis == "T";
+        s.blocks.push_back(para("The ledger's check {id}, sweep {sweep}:", {{"id", Code{id}}, {"sweep", Quote{sw.name}}}));
+        s.blocks.push_back(recall_figure(
+            "recall_" + std::to_string(++n) + "_" + slug(id), gp_literal(id) + ": " + gp_literal(sw.name),
+            by_T ? "sequence length T (steps)" : "load n / d_h (pairs per head dimension)", by_T, sw.curves,
+            "Exact-match recall (memory level, no training) against " +
+                std::string(by_T ? "the sequence length" : "the load") + ", one line per model and setting."));
+      }
+    }
   }
   // Every claim: verdict, the ledger's one-line summary, its conditions.
   Table t;

@@ -155,12 +155,13 @@ Figure figure(const json& R, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
   f.plot.id = "sherman_morrison_" + name;
-  f.plot.title = "Inverse-penalty residual, family " + name;
+  f.plot.title = "Inverse-penalty residual, family " + gp_literal(name);
   f.plot.xlabel = "step t";
   f.plot.ylabel = "||A_t M_t - I||_F";
   f.plot.logx = f.plot.logy = true;
-  f.plot.key = "bottom right";
+  f.plot.key = "outside right top vertical";
   const auto steps = R["steps"].get<std::vector<double>>();
+  f.plot.xrange = std::make_pair(1.0, steps.back());
   for (const auto& p : fam["presets"]) {
     const bool v3 = p["preset"] == "vla-v3";
     int colour = 0;

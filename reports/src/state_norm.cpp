@@ -125,11 +125,12 @@ Figure figure(const json& P, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
   f.plot.id = "state_norm_" + name;
-  f.plot.title = "State norm, family " + name;
+  f.plot.title = "State norm, family " + gp_literal(name);
   f.plot.xlabel = "step t";
   f.plot.ylabel = "||S_t||_F";
   f.plot.logx = f.plot.logy = true;
   f.plot.key = "top left";
+  f.plot.xrange = std::make_pair(1.0, std::max(P["T"].get<double>(), P["paper_T"].get<double>()));
   int colour = 0;
   for (const auto& m : fam["models"]) {
     Series band{"", Series::Style::band, colour};

@@ -86,6 +86,13 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec,
               const ModelConstants& k = {});
 
+// The model's envelope of o along head (b, h), for plots against t (vla report):
+// per step, the largest row error max_i |cand_i - ref_i| / max_i |ref_i| that
+// check() accepts, i.e. the tolerance of the row's largest element relative to
+// it. NaN for a row whose reference is all zero.
+std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec, int b,
+                               int h, const ModelConstants& k = {});
+
 // |x - ref| in units of the last place of ref in float (bf16 = false) or bf16.
 double ulps(double x, double ref, bool bf16);
 

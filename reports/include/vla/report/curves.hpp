@@ -11,7 +11,8 @@
 
 namespace vla::report {
 
-// Per step t (0-based) of head (b, h): ||o_cand - o_ref||_2 / ||o_ref||_2 over Dv.
+// Per step t (0-based) of head (b, h): the row error max_i |o_cand - o_ref| /
+// max_i |o_ref| over the Dv elements (the error model's measure of a row).
 // A non-finite candidate row gives +inf.
 std::vector<double> step_rel_error(const Outputs& cand, const Outputs& ref, int b, int h);
 

@@ -30,18 +30,19 @@ Outputs run_kernel(const Stream& s, const Options& opt, impl::Kind kind, bool cu
 Stream consumed_inputs(const Stream& s, impl::Kind kind);
 
 // ---- error model (gpu/ first, then the gate) ----
-// The error model applied to head (b, h) of a candidate run: the first step at
-// which the model rejects an element (its envelope, element by element), and,
-// when the model has a per-step form, the largest relative error
-// ||o_t - o_ref||/||o_ref|| it allows at each step. `ref` is the reference run
-// on the inputs the kernel consumed.
+// The error model applied to every (b, h) of a candidate run (index b * H + h):
+// the first step at which the model rejects an element of that head (its
+// envelope, element by element), and the largest row error
+// max_i |o_t,i - o_ref_t,i| / max_i |o_ref_t,i| it allows at each step (the
+// envelope drawn on the plots). `s` is the stream as given; `ref` the reference
+// run on the inputs the kernel consumed.
 struct Envelope {
-  std::vector<double> o_rel;   // per step; empty when the model gives no per-step bound
+  std::vector<double> o_rel;   // per step
   long first_fail_step = -1;   // 0-based; -1 when every step is inside
   std::string source;          // the function and document it comes from
 };
-Envelope envelope(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand, const Outputs& ref, int b,
-                  int h);
+std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand,
+                                const Outputs& ref);
 
 // Tests plant a defective kernel here: while set, run_kernel calls it instead.
 using KernelFn = std::function<Outputs(const Stream&, const Options&, impl::Kind)>;

@@ -10,12 +10,12 @@
 namespace vla::report {
 
 struct Series {
-  enum class Style { line, dashed, points, linespoints, band, boxes };
+  enum class Style { line, dashed, dotted, points, linespoints, band, boxes };
   std::string title;   // legend entry; empty = no legend entry
   Style style = Style::line;
   int color = 0;       // index into the report's palette
   std::vector<double> x, y;
-  std::vector<double> y_hi;  // band only: filled between y and y_hi
+  std::vector<double> y_hi;  // band only: filled between y and y_hi (y empty: down to the bottom axis)
   // boxes only: a box-and-whisker per x (y = median); lo/q1/q3/hi.
   std::vector<double> lo, q1, q3, hi;
 };
@@ -36,6 +36,10 @@ struct Plot {
   std::vector<std::pair<double, std::string>> xtics;  // explicit tick labels (categories)
   std::string key = "top left";  // gnuplot key position
 };
+
+// A name (a family, a claim id) as literal text in gnuplot's enhanced mode,
+// where _ ^ { } @ & ~ would otherwise be markup.
+std::string gp_literal(const std::string& name);
 
 struct RenderedPlot {
   std::string svg;  // file contents
