@@ -141,11 +141,11 @@ void run(const RunContext& ctx, ClaimResult& r) {
       {&ortho, ortho_opt}, {&gauss_elu.stream, gauss_elu.options()}, {&gauss_id.stream, gauss_id.options()}};
   for (const auto& [st, o] : idents) {
     const PrecisionPair p = at_two_precisions([&] { return measure::write_identity(*st, o); });
-    if (p.diff_hi >= ident.diff_hi) ident = p;
+    keep_least_exact(ident, p);
   }
   for (double l0 : {1.0, 0.01}) {
     const PrecisionPair p = at_two_precisions([&] { return rls_formula(gauss_id.stream, l0); });
-    if (p.diff_hi >= rls.diff_hi) rls = p;
+    keep_least_exact(rls, p);
   }
   const bool exact_orthogonal = exact_by_precision_scaling(e_ortho);
   const bool exact_generic = exact_by_precision_scaling(e_elu) && exact_by_precision_scaling(e_id);

@@ -94,8 +94,8 @@ void run(const RunContext& ctx, ClaimResult& r) {
         }
         const PrecisionPair unit{lo.max_dev_from_1, hi.max_dev_from_1, kBitsLo, kBitsHi};
         const PrecisionPair formula{lo.max_dev_formula, hi.max_dev_formula, kBitsLo, kBitsHi};
-        if (unit.diff_hi > worst_unit.diff_hi) worst_unit = unit;
-        if (formula.diff_hi >= worst_formula.diff_hi) worst_formula = formula;
+        keep_least_exact(worst_unit, unit);
+        keep_least_exact(worst_formula, formula);
         max_norm = std::max(max_norm, hi.max_norm);
         min_c = std::min(min_c, hi.min_c);
         kanto += hi.kantorovich_violations;

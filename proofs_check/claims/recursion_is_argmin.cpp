@@ -125,9 +125,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
   free_gate.normalize = Normalize::key;  // a_t = A_t k^_t
   Json rows = Json::array();
   PrecisionPair paper{0, 0, kBitsLo, kBitsHi}, ridge = paper, prox = paper, cyc_unit = paper, cyc_rls = paper;
-  auto worst = [](PrecisionPair& w, const PrecisionPair& p) {
-    if (p.diff_hi >= w.diff_hi) w = p;
-  };
+  auto worst = [](PrecisionPair& w, const PrecisionPair& p) { keep_least_exact(w, p); };
   for (const auto& c : cases) {
     for (int seed = 1; seed <= (quick ? 1 : 3); ++seed) {
       props::MakeOptions mo;

@@ -74,7 +74,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
         const PrecisionPair p{lo.residual, hi.residual, kBitsLo, kBitsHi};
         const bool ex = exact_by_precision_scaling(p);
         exact = exact && ex;
-        if (p.diff_hi >= worst.diff_hi) worst = p;
+        keep_least_exact(worst, p);
         worst_double_rel = std::max(worst_double_rel, dbl.ratio);
         worst_model_ratio = std::max({worst_model_ratio, lo.ratio, hi.ratio});
         rows.push_back({{"inputs", c.name}, {"Dk", dk}, {"T", T}, {"seed", seed}, {"lambda0", cs.lambda0},

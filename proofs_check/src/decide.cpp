@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace vla::claims {
 
@@ -39,8 +40,22 @@ bool exact_by_precision_scaling(const PrecisionPair& p) {
   if (!(p.bits_hi > p.bits_lo)) return false;
   if (!std::isfinite(p.diff_lo) || !std::isfinite(p.diff_hi)) return false;
   if (p.diff_hi == 0) return true;
-  if (p.diff_lo == 0) return false;  // zero at the lower precision but not at the higher: no scaling
+  // Exactly zero at the lower precision: a real difference that small (below
+  // 2^-p_lo) cannot be told from rounding at these precisions; anything larger
+  // at the higher precision contradicts the zero.
+  if (p.diff_lo == 0) return p.diff_hi < std::ldexp(1.0, -p.bits_lo);
   return p.diff_hi / p.diff_lo < std::ldexp(1.0, -(p.bits_hi - p.bits_lo) / 2);
+}
+
+double scaling_ratio(const PrecisionPair& p) {
+  if (p.diff_hi == 0) return 0;
+  if (!std::isfinite(p.diff_lo) || !std::isfinite(p.diff_hi)) return std::numeric_limits<double>::infinity();
+  return p.diff_lo == 0 ? p.diff_hi / std::ldexp(1.0, -p.bits_lo) : p.diff_hi / p.diff_lo;
+}
+
+void keep_least_exact(PrecisionPair& kept, const PrecisionPair& c) {
+  const double a = scaling_ratio(kept), b = scaling_ratio(c);
+  if (b > a || (b == a && c.diff_hi > kept.diff_hi)) kept = c;
 }
 
 Verdict decide_sherman_morrison(bool exact, double cost_exponent, bool exact_with_stabilisers) {

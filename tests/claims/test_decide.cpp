@@ -81,9 +81,23 @@ TEST(Decide, ExactnessByPrecisionScaling) {
   // A real difference stays.
   EXPECT_FALSE(exact_by_precision_scaling({1e-3, 1e-3, 128, 256}));
   EXPECT_FALSE(exact_by_precision_scaling({1e-20, 1e-30, 128, 256}));  // shrank, but by far less than 2^-64
-  EXPECT_FALSE(exact_by_precision_scaling({0.0, 1e-70, 128, 256}));
+  // Zero at 128 bits: rounding-sized at 256 bits is consistent with it, a real difference is not.
+  EXPECT_TRUE(exact_by_precision_scaling({0.0, 1e-70, 128, 256}));
+  EXPECT_FALSE(exact_by_precision_scaling({0.0, 1e-3, 128, 256}));
   EXPECT_FALSE(exact_by_precision_scaling({NAN, 0.0, 128, 256}));
   EXPECT_FALSE(exact_by_precision_scaling({1e-37, 1e-76, 256, 128}));
+}
+
+TEST(Decide, KeepsTheLeastExactPair) {
+  PrecisionPair kept{0, 0, 128, 256};
+  keep_least_exact(kept, {1e-37, 1e-76, 128, 256});  // rounding
+  keep_least_exact(kept, {0.0, 5e-77, 128, 256});     // rounding, zero at 128 bits
+  EXPECT_TRUE(exact_by_precision_scaling(kept));
+  keep_least_exact(kept, {1e-9, 1e-9, 128, 256});     // a real difference, smaller than none of them in ratio
+  EXPECT_FALSE(exact_by_precision_scaling(kept));
+  EXPECT_DOUBLE_EQ(kept.diff_hi, 1e-9);
+  keep_least_exact(kept, {2e-37, 1e-76, 128, 256});   // does not displace it
+  EXPECT_DOUBLE_EQ(kept.diff_hi, 1e-9);
 }
 
 TEST(Decide, ShermanMorrison) {

@@ -33,12 +33,18 @@ Verdict decide_bounded_state(const std::vector<Growth>& per_family);
 // that does not hold leaves the same difference at every precision. Measured at
 // two precisions p_lo < p_hi, the identity is exact when the difference shrank
 // by more than the geometric midpoint of those two outcomes, 2^-(p_hi - p_lo)/2
-// (or is zero at both). No tolerance constant enters.
+// (or is zero at both; zero at p_lo alone: exact when the p_hi difference is
+// below 2^-p_lo). No tolerance constant enters.
 struct PrecisionPair {
   double diff_lo = 0, diff_hi = 0;  // |difference| at p_lo and p_hi bits
   int bits_lo = 128, bits_hi = 256;
 };
 bool exact_by_precision_scaling(const PrecisionPair& p);
+// How far a pair is from scaling with the unit roundoff: diff_hi / diff_lo (about
+// 1 for a real difference, 2^-(p_hi - p_lo) for rounding); with diff_lo = 0,
+// diff_hi / 2^-p_lo. Used to keep the least exact of several pairs.
+double scaling_ratio(const PrecisionPair& p);
+void keep_least_exact(PrecisionPair& kept, const PrecisionPair& candidate);
 
 // sherman-morrison-exact: exact (every case within rounding) and O(d^2) per step
 // (the fitted cost exponent is 2). When the published stabilisers break
