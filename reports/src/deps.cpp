@@ -4,6 +4,8 @@
 // section that needs it says so.
 #include "vla/report/deps.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "vla/report/deps_hp.hpp"
@@ -18,6 +20,7 @@
 #if defined(VLA_REPORT_HAVE_PROPERTIES)
 #include "vla/properties/generators.hpp"
 #include "vla/properties/measures.hpp"
+#include "vla/properties/adversarial.hpp"
 #endif
 #if defined(VLA_REPORT_HAVE_CLAIMS)
 #include "vla/claims/ledger.hpp"
@@ -114,17 +117,73 @@ std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options&
 #endif
 }
 
-Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed) {
 #if defined(VLA_REPORT_HAVE_PROPERTIES)
-  if (family == "adversarial") throw Unavailable("the adversarial stream search of properties/ is not in this build");
+namespace {
+
+// ||J_t||_2 of the candidate step from the closed form (cheap enough to score
+// every candidate of the search).
+props::Objective jacobian_objective() {
+  return {"jacobian step norm (closed form)", [](const props::StepContext& c) {
+            const auto& a = c.ws.a;
+            const auto& k = c.ws.kh;
+            double dot = 0, a2 = 0, k2 = 0;
+            for (std::size_t i = 0; i < a.size(); ++i) dot += a[i] * k[i], a2 += a[i] * a[i], k2 += k[i] * k[i];
+            return props::rank_one_update_norm<double>(dot, a2 * k2, int(a.size()));
+          }, nullptr};
+}
+
+// One search per (b, h), written into a [B, T, H, D] stream.
+Stream adversarial(const std::string& family, const Dims& d, std::uint64_t seed, const Options& opt) {
+  Stream out;
+  out.dims = d;
+  out.q.assign(d.qk_size(), 0.0);
+  out.k.assign(d.qk_size(), 0.0);
+  out.v.assign(d.v_size(), 0.0);
+  for (int b = 0; b < d.B; ++b) {
+    for (int h = 0; h < d.H; ++h) {
+      props::AdversaryBounds bounds;
+      bounds.T = d.T;
+      bounds.Dk = d.Dk;
+      bounds.Dv = d.Dv;
+      bounds.V = std::sqrt(double(d.Dv));  // the scale of a gaussian value
+      bounds.opt = opt;
+      bounds.opt.model = Model::vla;
+      // Fewer candidates than the properties' default: the report's streams are long.
+      bounds.candidates = 8;
+      bounds.climb = 8;
+      bounds.seed = seed * 1000 + std::uint64_t(b * d.H + h);
+      const auto obj = family == "adversarial-jacobian" ? jacobian_objective() : props::objective_state_norm();
+      const Stream one = props::adversarial_search(bounds, obj).adv_case.stream;
+      for (int t = 0; t < d.T; ++t) {
+        std::copy_n(one.q.begin() + std::size_t(t) * d.Dk, d.Dk, out.q.begin() + d.off(b, t, h, d.Dk));
+        std::copy_n(one.k.begin() + std::size_t(t) * d.Dk, d.Dk, out.k.begin() + d.off(b, t, h, d.Dk));
+        std::copy_n(one.v.begin() + std::size_t(t) * d.Dv, d.Dv, out.v.begin() + d.off(b, t, h, d.Dv));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+#endif
+
+Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed, const Options& opt) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  if (family == "adversarial-jacobian" || family == "adversarial-state-norm") return adversarial(family, dims, seed, opt);
   return props::make_stream(props::parse_family(family), dims, seed);
 #else
-  (void)dims, (void)seed;
+  (void)dims, (void)seed, (void)opt;
   throw Unavailable("the stream generators (properties/) are not in this build, family " + family);
 #endif
 }
 
 std::string stream_source(const std::string& family) {
+  if (family == "adversarial-jacobian")
+    return "vla::props::adversarial_search (properties/include/vla/properties/adversarial.hpp), each step chosen "
+           "among candidates to maximise the step Jacobian norm, values of the gaussian scale";
+  if (family == "adversarial-state-norm")
+    return "vla::props::adversarial_search with objective_state_norm (properties/include/vla/properties/"
+           "adversarial.hpp), each step chosen to maximise the state norm of VLA, values of the gaussian scale";
   return "vla::props::make_stream, family " + family + " (properties/include/vla/properties/generators.hpp)";
 }
 

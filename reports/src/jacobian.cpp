@@ -32,7 +32,7 @@ json params(Profile p, const RunEnv&) {
   switch (p) {
     case Profile::full:
       j = {{"dims", {32, 64, 96}}, {"lambdas", {0.1, 1.0, 10.0}}, {"T_normalised", 1000}, {"T_unnormalised", 64},
-           {"seeds", 2}, {"families", {"gaussian", "adversarial"}}};
+           {"seeds", 2}, {"families", {"gaussian", "adversarial-jacobian"}}};
       break;
     case Profile::quick:
       j = {{"dims", {32, 96}}, {"lambdas", {1.0, 10.0}}, {"T_normalised", 200}, {"T_unnormalised", 32},
@@ -79,10 +79,10 @@ struct RunOut {
 
 RunOut run_one(const std::string& family, int d, double lambda0, bool normalised, int T, std::uint64_t seed,
                const std::vector<int>& cps) {
-  const Stream s = deps::make_stream(family, Dims{1, T, 1, d, d}, seed);
   Options opt = preset_options(Preset::paper);
   opt.lambda0 = lambda0;
   opt.normalize = normalised ? Normalize::both : Normalize::none;
+  const Stream s = deps::make_stream(family, Dims{1, T, 1, d, d}, seed, opt);
   ref::TraceOptions to;
   to.with_A = false;
   const auto trace = ref::trace_head<F>(s, opt, to);

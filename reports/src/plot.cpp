@@ -151,7 +151,13 @@ std::string script(const Plot& p, const std::string& stem) {
   if (p.logx) g << "set logscale x 10\nset format x '10^{%L}'\nset mxtics 10\n" << short_log_tics(p, false);
   if (p.logy) g << "set logscale y 10\nset format y '10^{%L}'\nset mytics 10\n" << short_log_tics(p, true);
   if (p.xrange) g << "set xrange [" << num(p.xrange->first) << ":" << num(p.xrange->second) << "]\n";
-  if (p.yrange) g << "set yrange [" << num(p.yrange->first) << ":" << num(p.yrange->second) << "]\n";
+  if (p.yrange) {
+    g << "set yrange [" << num(p.yrange->first) << ":" << num(p.yrange->second) << "]\n";
+  } else if (p.logy) {
+    // A margin above and below: points and marks at the extremes stay off the border.
+    const auto [lo, hi] = data_range(p, true);
+    if (lo > 0 && hi >= lo) g << "set yrange [" << num(lo / 2) << ":" << num(hi * 4) << "]\n";
+  }
   if (!p.xtics.empty()) {
     g << "set xtics (";
     for (std::size_t i = 0; i < p.xtics.size(); ++i) {

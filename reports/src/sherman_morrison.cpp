@@ -30,13 +30,16 @@ json params(Profile p, const RunEnv& env) {
   json j;
   switch (p) {
     case Profile::full:
-      j = {{"T", 16384}, {"D", 64}, {"seeds", 2}, {"families", {"gaussian", "near_collinear", "adversarial"}}};
+      j = {{"T", 16384}, {"D", 64}, {"seeds", 1}, {"adversarial_T", 4096},
+           {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
       break;
     case Profile::quick:
-      j = {{"T", 2048}, {"D", 32}, {"seeds", 1}, {"families", {"gaussian", "near_collinear"}}};
+      j = {{"T", 2048}, {"D", 32}, {"seeds", 1}, {"adversarial_T", 1024},
+           {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
       break;
     case Profile::tiny:
-      j = {{"T", 128}, {"D", 16}, {"seeds", 1}, {"families", {"gaussian", "near_collinear"}}};
+      j = {{"T", 128}, {"D", 16}, {"seeds", 1}, {"adversarial_T", 64},
+           {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
       break;
   }
   j["presets"] = {"paper", "vla-v3"};
@@ -119,20 +122,24 @@ Options preset(const std::string& p) { return preset_options(parse_preset(p)); }
 
 json compute(const json& P, const RunEnv& env) {
   const std::vector<std::string> families = P["families"], presets = P["presets"];
-  const int T = P["T"], D = P["D"], seeds = P["seeds"];
+  const int D = P["D"], seeds = P["seeds"];
   const bool cuda = P["device"] == "cuda";
-  const auto cps = doubling_steps(T);
   const std::size_t n = families.size() * presets.size() * seeds;
   std::vector<StreamOut> outs(n);
   Progress bar("sherman-morrison", double(n) * (2 + 3 * 2.0), env.progress);
   parallel_for(n, cuda ? 1 : env.jobs, [&](std::size_t i) {
     const std::size_t sd = i % seeds, p = (i / seeds) % presets.size(), f = i / (seeds * presets.size());
-    const Stream s = deps::make_stream(families[f], Dims{1, T, 1, D, D}, 4000 + sd);
-    outs[i] = run_stream(s, preset(presets[p]), cps, cuda, bar);
+    const Options opt = preset(presets[p]);
+    const int T = family_T(P, families[f]);
+    const Stream s = deps::make_stream(families[f], Dims{1, T, 1, D, D}, 4000 + sd, opt);
+    outs[i] = run_stream(s, opt, doubling_steps(T), cuda, bar);
   });
-  json out = {{"steps", cps}, {"families", json::array()}, {"residual_source", deps::sm_residual_source()}};
+  json out = {{"families", json::array()}, {"residual_source", deps::sm_residual_source()}};
   for (std::size_t f = 0; f < families.size(); ++f) {
-    json fam = {{"family", families[f]}, {"source", deps::stream_source(families[f])}, {"presets", json::array()}};
+    json fam = {{"family", families[f]},
+                {"source", deps::stream_source(families[f])},
+                {"steps", doubling_steps(family_T(P, families[f]))},
+                {"presets", json::array()}};
     for (std::size_t p = 0; p < presets.size(); ++p) {
       json pj = {{"preset", presets[p]}, {"impls", json::array()}};
       std::vector<std::vector<double>> conds;
@@ -151,7 +158,7 @@ json compute(const json& P, const RunEnv& env) {
   return out;
 }
 
-Figure figure(const json& R, const json& fam) {
+Figure figure(const json& fam) {
   Figure f;
   const std::string name = fam["family"];
   f.plot.id = "sherman_morrison_" + name;
@@ -160,7 +167,7 @@ Figure figure(const json& R, const json& fam) {
   f.plot.ylabel = "||A_t M_t - I||_F";
   f.plot.logx = f.plot.logy = true;
   f.plot.key = "outside right top vertical";
-  const auto steps = R["steps"].get<std::vector<double>>();
+  const auto steps = fam["steps"].get<std::vector<double>>();
   f.plot.xrange = std::make_pair(1.0, steps.back());
   for (const auto& p : fam["presets"]) {
     const bool v3 = p["preset"] == "vla-v3";
@@ -187,13 +194,15 @@ Built build(const json& P, const json& R) {
   s.data = R;
   s.blocks.push_back(para(
       "A_t should equal the inverse of M_t = lambda0 I + sum of u_s u_s^T over the steps so far (exactly, in exact "
-      "arithmetic, for the paper preset). Each implementation runs T = {T} steps on one head of dimension {D}, "
+      "arithmetic, for the paper preset). Each implementation runs T = {T} steps ({Tadv} for the adversarial "
+      "search) on one head of dimension {D}, "
       "{seeds} seed(s) per family; M_t is formed from the penalty directions the double reference uses on the inputs "
       "the implementation consumed (a direction depends on one input only, so double gives it to a few ulps); the "
       "residual of the double reference itself is evaluated in MPFR, the kernels' in double, whose own error is "
       "far below theirs. With vla-v3, the ridge added every so many steps and the floors make A_t differ "
       "from the inverse by design, so its residual measures the stabilisers, not rounding. Residual: {src}.",
       {{"T", num(P["T"].get<double>())},
+       {"Tadv", num(P["adversarial_T"].get<double>())},
        {"D", num(P["D"].get<double>())},
        {"seeds", num(P["seeds"].get<double>())},
        {"src", Code{R["residual_source"].get<std::string>()}}}));
@@ -214,7 +223,7 @@ Built build(const json& P, const json& R) {
     }
   }
   s.blocks.push_back(t);
-  for (const auto& fam : R["families"]) s.blocks.push_back(figure(R, fam));
+  for (const auto& fam : R["families"]) s.blocks.push_back(figure(fam));
   for (const auto& [impl, w] : worst)
     b.headlines.push_back({"largest ||A_T M_T - I||_F at the last step, paper preset, " + impl, num(w), "sherman-morrison"});
   return b;

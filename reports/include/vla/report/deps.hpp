@@ -49,9 +49,13 @@ using KernelFn = std::function<Outputs(const Stream&, const Options&, impl::Kind
 void set_kernel_override(KernelFn fn);
 
 // ---- input streams (properties/) ----
-// Seeded, deterministic. `family` is a generator family name, or "adversarial"
-// (the properties' search for the stream that maximises kernel error).
-Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed);
+// Seeded, deterministic. `family` is a generator family name, or one of the
+// properties' adversarial searches, built against the VLA recurrence with
+// options `opt` (one search per head):
+//   "adversarial-jacobian"    each step maximises ||J_t||_2 (the step's error
+//                             amplification, from the closed form of properties/);
+//   "adversarial-state-norm"  each step maximises ||S_t||_F.
+Stream make_stream(const std::string& family, const Dims& dims, std::uint64_t seed, const Options& opt = Options{});
 std::string stream_source(const std::string& family);  // what produced it, for the page
 
 // ---- reference (reference/) ----

@@ -23,6 +23,10 @@ Section build_summary(const SummaryInputs& in);  // summary.cpp
 // The report section that shows a claim's evidence (the ledger table otherwise).
 std::string claim_report_section(const std::string& claim);
 
+// Steps run for a stream family: T, or the shorter "adversarial_T" of the
+// parameters for the adversarial searches (which score many candidates per step).
+int family_T(const nlohmann::json& params, const std::string& family);
+
 // Shared by the section builders.
 Num num(double v, int sig = 3, std::string unit = "");
 Cell step_or_never(long first_exit_step);  // 1-based step, or "stays inside"
