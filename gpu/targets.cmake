@@ -5,8 +5,9 @@
 #   vla_error_model  the error model (error_model.hpp), reused by the gate
 set(_gpu ${CMAKE_CURRENT_LIST_DIR})
 
-add_library(vla_error_model STATIC ${_gpu}/src/error_model.cpp)
-target_include_directories(vla_error_model PUBLIC ${_gpu}/include)
+add_library(vla_error_model STATIC ${_gpu}/src/error_model.cpp ${_gpu}/src/error_baselines.cpp)
+# The baselines run the recurrence through the reference's driver (header only).
+target_include_directories(vla_error_model PUBLIC ${_gpu}/include PRIVATE ${_gpu}/../reference/include)
 target_link_libraries(vla_error_model PUBLIC vla_core)
 
 add_library(vla_twin STATIC ${_gpu}/src/impl.cpp ${_gpu}/src/host_runs.cpp ${_gpu}/src/inputs.cpp)

@@ -31,46 +31,76 @@ double ulps(double x, double ref, bool bf16) {
 
 namespace {
 
-// |base - ref| per element, the largest over the baselines (non-finite: ignored).
-std::vector<double> baseline_error(const std::vector<double>& ref, const std::vector<const Outputs*>& bases,
-                                   std::vector<double> Outputs::*field) {
-  std::vector<double> e(ref.size(), 0.0);
+// |base - ref| per element, the largest over the baselines (non-finite: not in
+// err, but flagged where the reference is finite: the baseline overflowed).
+struct BaseErr {
+  std::vector<double> err;
+  std::vector<char> nonfinite;
+};
+BaseErr baseline_error(const std::vector<double>& ref, const std::vector<const Outputs*>& bases, std::vector<double> Outputs::*field) {
+  BaseErr e{std::vector<double>(ref.size(), 0.0), std::vector<char>(ref.size(), 0)};
   for (const Outputs* b : bases) {
     const auto& x = b->*field;
     if (x.size() != ref.size()) throw std::invalid_argument("error model: a baseline's size differs from the reference's");
-    for (std::size_t i = 0; i < e.size(); ++i) {
+    for (std::size_t i = 0; i < ref.size(); ++i) {
       const double d = std::fabs(x[i] - ref[i]);
-      if (std::isfinite(d)) e[i] = std::max(e[i], d);
+      if (std::isfinite(d)) e.err[i] = std::max(e.err[i], d);
+      else if (std::isfinite(ref[i])) e.nonfinite[i] = 1;
     }
   }
   return e;
 }
 
-// The tolerance of one element: u_out |ref| + K (b_g + gamma u_state s_g).
-double tolerance(double r, double u_out, double bg, double sg, double gamma, const Precision& prec, const ModelConstants& k) {
-  return u_out * std::fabs(r) + k.K * (bg + gamma * prec.u_state * sg);
+// Storing a value rounds it by at most u_out |x| + eta_out: eta_out is half the
+// spacing of the storage type's subnormals (float 2^-149, bf16 2^-133), where
+// the relative bound alone does not hold.
+double storage_eta(bool bf16) { return bf16 ? 0x1p-134 : 0x1p-150; }
+
+// The tolerance of one element: u_out |ref| + eta_out + K (b_g + gamma u_state s_g).
+double tolerance(double r, double u_out, double eta, double bg, double sg, double gamma, const Precision& prec, const ModelConstants& k) {
+  return u_out * std::fabs(r) + eta + k.K * (bg + gamma * prec.u_state * sg);
 }
 
 // o along head (b, h): row t's scale m_t = max_i |ref|, and the running maximum
 // over s <= t of the baseline's relative row error max_i |base - ref| / m_s.
 struct RowScale {
   double m = 0, rel_max = 0;
+  bool broken = false;  // from this step on the policy has no accuracy left (see breakdown below)
 };
-std::vector<RowScale> o_row_scales(const Outputs& ref, const std::vector<double>& be_o, int b, int h) {
+std::vector<RowScale> o_row_scales(const Outputs& ref, const BaseErr& be_o, int b, int h) {
   const Dims& d = ref.dims;
   std::vector<RowScale> rs(d.T);
   double rel_max = 0;
+  bool broken = false;
   for (int t = 0; t < d.T; ++t) {
     const std::size_t off = d.off(b, t, h, d.Dv);
     double m = 0, e = 0;
     for (int i = 0; i < d.Dv; ++i) {
       if (std::isfinite(ref.o[off + i])) m = std::max(m, std::fabs(ref.o[off + i]));
-      e = std::max(e, be_o[off + i]);
+      e = std::max(e, be_o.err[off + i]);
+      broken = broken || be_o.nonfinite[off + i];
     }
     if (m > 0) rel_max = std::max(rel_max, e / m);
-    rs[t] = {m, rel_max};
+    broken = broken || rel_max >= kBreakdown;
+    rs[t] = {m, rel_max, broken};
   }
   return rs;
+}
+
+// The first step of head (b, h) from which the precision policy has no correct
+// bit left: a baseline's relative error (running maximum) of an o row or of
+// ||S_t||_F reaches kBreakdown, or a baseline is non-finite where the reference is
+// finite. d.T when it never happens.
+int breakdown_step(const Outputs& ref, const std::vector<RowScale>& rs, const BaseErr& be_n, int b, int h) {
+  const Dims& d = ref.dims;
+  double rel_max = 0;
+  for (int t = 0; t < d.T; ++t) {
+    const std::size_t i = (std::size_t(b) * d.T + t) * d.H + h;
+    const double a = std::fabs(ref.state_norm[i]);
+    if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be_n.err[i] / a);
+    if (rs[t].broken || be_n.nonfinite[i] || rel_max >= kBreakdown) return t;
+  }
+  return d.T;
 }
 
 struct Checker {
@@ -82,33 +112,48 @@ struct Checker {
   // A series over steps, elements idx(0..n-1): scale from the largest relative
   // baseline error over the steps so far (one value per step is a single random
   // draw; the running maximum over the history is stable, and relative, since
-  // the values may grow by orders of magnitude along the series).
+  // the values may grow by orders of magnitude along the series). Steps from
+  // `broken` on are beyond the policy.
   template <class Index, class Where>
-  void series(const std::vector<double>& cand, const std::vector<double>& ref, const std::vector<double>& be, int n,
-              Index idx, double u_out, bool bf16_elem, const char* name, Where where) {
+  void series(const std::vector<double>& cand, const std::vector<double>& ref, const BaseErr& be, int n, int broken, Index idx,
+              double u_out, bool bf16_elem, const char* name, Where where) {
     double rel_max = 0;
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
       const double a = std::fabs(ref[i]);
-      if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be[i] / a);
-      check_one(cand[i], ref[i], u_out, bf16_elem, rel_max * a, a, d, name, where(e));
+      if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be.err[i] / a);
+      if (e >= broken) beyond(cand[i], ref[i], where(e).t);
+      else check_one(cand[i], ref[i], u_out, bf16_elem, rel_max * a, a, d, name, where(e));
     }
   }
 
-  // A matrix (final S or A of one head): scale from its largest baseline error.
+  // A matrix (final S or A of one head): scale from its largest baseline error;
+  // beyond the policy when its head broke down, its baselines overflowed, or
+  // their error reaches kBreakdown times the matrix's largest entry.
   template <class Index, class Where>
-  void matrix(const std::vector<double>& cand, const std::vector<double>& ref, const std::vector<double>& be, int n,
+  void matrix(const std::vector<double>& cand, const std::vector<double>& ref, const BaseErr& be, int n, bool head_broken,
               Index idx, const char* name, Where where) {
     double bmax = 0, smax = 0;
+    bool broken = head_broken;
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
-      bmax = std::max(bmax, be[i]);
+      bmax = std::max(bmax, be.err[i]);
+      broken = broken || be.nonfinite[i];
       if (std::isfinite(ref[i])) smax = std::max(smax, std::fabs(ref[i]));
     }
+    broken = broken || (bmax > 0 && bmax >= kBreakdown * smax);
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
-      check_one(cand[i], ref[i], std::ldexp(1.0, -24), false, bmax, smax, std::sqrt(d), name, where(e));
+      if (broken) beyond(cand[i], ref[i], -1);
+      else check_one(cand[i], ref[i], std::ldexp(1.0, -24), false, bmax, smax, std::sqrt(d), name, where(e));
     }
+  }
+
+  // An element where the policy has no accuracy left: not judged, counted.
+  void beyond(double c, double r, int t) {
+    ++v.beyond;
+    if (!std::isfinite(c) && std::isfinite(r)) ++v.beyond_nonfinite;
+    if (t >= 0 && (v.first_beyond_step < 0 || t < v.first_beyond_step)) v.first_beyond_step = t;
   }
 
   // gamma: sqrt of the number of terms in the longest reduction behind the
@@ -117,12 +162,13 @@ struct Checker {
   void check_one(double c, double r, double u_out, bool bf16_elem, double bg, double sg, double gamma, const char* name, Worst w) {
     ++v.checked;
     const double scale = bg + gamma * prec.u_state * sg;
-    const double tol = tolerance(r, u_out, bg, sg, gamma, prec, k);
+    const double eta = storage_eta(bf16_elem);
+    const double tol = tolerance(r, u_out, eta, bg, sg, gamma, prec, k);
     const double err = std::fabs(c - r);
     const bool finite = std::isfinite(c) || !std::isfinite(r);
     const double inf = std::numeric_limits<double>::infinity();
     const double ratio = !finite ? inf : tol > 0 ? err / tol : (err > 0 ? inf : 0.0);
-    const double excess = scale > 0 ? (err - u_out * std::fabs(r)) / scale : 0.0;
+    const double excess = scale > 0 ? (err - u_out * std::fabs(r) - eta) / scale : 0.0;
     v.max_group_ratio = std::max(v.max_group_ratio, finite ? excess : inf);
     if (!finite || err > tol) {
       ++v.failures;
@@ -151,13 +197,14 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
   if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
   for (const Outputs* b : bases)
     if (!(b->dims == d)) throw std::invalid_argument("error model: a baseline's shape differs from the reference's");
-  if (!(cand.dims == d) || cand.o.size() != ref.o.size() || cand.state_norm.size() != ref.state_norm.size() ||
-      cand.S.size() != ref.S.size())
+  // o is required; S, A and state_norm are checked when the candidate has them.
+  const bool with_n = !cand.state_norm.empty(), with_s = !cand.S.empty(), with_a = !cand.A.empty() && !ref.A.empty();
+  if (!(cand.dims == d) || cand.o.size() != ref.o.size() || (with_n && cand.state_norm.size() != ref.state_norm.size()) ||
+      (with_s && cand.S.size() != ref.S.size()) || (with_a && cand.A.size() != ref.A.size()))
     throw std::invalid_argument("error model: candidate and reference shapes differ");
-  const bool with_a = !cand.A.empty() && !ref.A.empty();
-  const auto be_o = baseline_error(ref.o, bases, &Outputs::o), be_n = baseline_error(ref.state_norm, bases, &Outputs::state_norm),
-             be_s = baseline_error(ref.S, bases, &Outputs::S);
-  const auto be_a = with_a ? baseline_error(ref.A, bases, &Outputs::A) : std::vector<double>{};
+  const auto be_o = baseline_error(ref.o, bases, &Outputs::o), be_n = baseline_error(ref.state_norm, bases, &Outputs::state_norm);
+  const auto be_s = with_s ? baseline_error(ref.S, bases, &Outputs::S) : BaseErr{};
+  const auto be_a = with_a ? baseline_error(ref.A, bases, &Outputs::A) : BaseErr{};
   Checker ch{prec, k, double(d.Dk), {}};
   const double f32 = std::ldexp(1.0, -24);
   for (int b = 0; b < d.B; ++b)
@@ -165,19 +212,26 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
       // o: row t's scale m_t = max_i |ref|; the baseline's relative row error
       // max_i |base - ref| / m_s, and its running maximum over s <= t.
       const auto rs = o_row_scales(ref, be_o, b, h);
+      const int broken = breakdown_step(ref, rs, be_n, b, h);
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
         const double m = rs[t].m, rel_max = rs[t].rel_max;
-        for (int i = 0; i < d.Dv; ++i)
-          ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, rel_max * m, m, std::sqrt(double(d.Dk)), "o",
-                       Worst{"", b, t, h, i});
+        for (int i = 0; i < d.Dv; ++i) {
+          if (t >= broken) ch.beyond(cand.o[off + i], ref.o[off + i], t);
+          else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, rel_max * m, m, std::sqrt(double(d.Dk)), "o",
+                            Worst{"", b, t, h, i});
+        }
       }
-      ch.series(cand.state_norm, ref.state_norm, be_n, d.T, [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; }, f32,
-                false, "state_norm", [&](int t) { return Worst{"", b, t, h, 0}; });
+      if (with_n)
+        ch.series(cand.state_norm, ref.state_norm, be_n, d.T, broken, [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; },
+                  f32, false, "state_norm", [&](int t) { return Worst{"", b, t, h, 0}; });
       const std::size_t ns = std::size_t(d.Dv) * d.Dk, na = std::size_t(d.Dk) * d.Dk, bh = std::size_t(b) * d.H + h;
-      ch.matrix(cand.S, ref.S, be_s, int(ns), [&](int e) { return bh * ns + e; }, "S", [&](int e) { return Worst{"", b, -1, h, e}; });
+      if (with_s)
+        ch.matrix(cand.S, ref.S, be_s, int(ns), broken < d.T, [&](int e) { return bh * ns + e; }, "S",
+                  [&](int e) { return Worst{"", b, -1, h, e}; });
       if (with_a)
-        ch.matrix(cand.A, ref.A, be_a, int(na), [&](int e) { return bh * na + e; }, "A", [&](int e) { return Worst{"", b, -1, h, e}; });
+        ch.matrix(cand.A, ref.A, be_a, int(na), broken < d.T, [&](int e) { return bh * na + e; }, "A",
+                  [&](int e) { return Worst{"", b, -1, h, e}; });
     }
   return ch.v;
 }
@@ -189,7 +243,7 @@ std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outpu
   std::vector<double> env(rs.size());
   for (std::size_t t = 0; t < rs.size(); ++t) {
     const double m = rs[t].m;
-    env[t] = m > 0 ? tolerance(m, prec.u_out, rs[t].rel_max * m, m, std::sqrt(double(ref.dims.Dk)), prec, k) / m
+    env[t] = m > 0 ? tolerance(m, prec.u_out, storage_eta(prec.bf16_out), rs[t].rel_max * m, m, std::sqrt(double(ref.dims.Dk)), prec, k) / m
                    : std::numeric_limits<double>::quiet_NaN();
   }
   return env;
@@ -206,6 +260,9 @@ std::string Verdict::summary() const {
   s << "; worst " << worst.quantity << "[b=" << worst.b << ", t=" << worst.t << ", h=" << worst.h << ", i=" << worst.index
     << "]: cand " << worst.cand << " ref " << worst.ref << " err " << worst.err << " (" << worst.rel << " rel, " << worst.ulps
     << " ulp) tol " << worst.tol << " ratio " << worst.ratio << "; max group ratio " << max_group_ratio;
+  if (beyond > 0)
+    s << "; " << beyond << " elements beyond the policy's accuracy (not judged) from t=" << first_beyond_step << ", "
+      << beyond_nonfinite << " of them non-finite";
   return s.str();
 }
 

@@ -1,5 +1,5 @@
-// libFuzzer target: the safetensors reader and stream loading, as `vla run` and
-// `vla check` use them. Bad input must end in FormatError / std::invalid_argument
+// libFuzzer target: the safetensors reader, stream loading and candidate loading,
+// as `vla run` and `vla check` use them. Bad input must end in FormatError / std::invalid_argument
 // (exit 2 in the CLI); any other exception, crash, leak or undefined behaviour
 // is a bug. Accepted files must also survive a write/read round trip unchanged.
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <span>
 
 #include "vla/core/spec.hpp"
+#include "vla/gate/candidate_file.hpp"
 #include "vla/io/safetensors.hpp"
 #include "vla/io/stream_io.hpp"
 
@@ -37,6 +38,30 @@ void check_round_trip(const File& f) {
 
 }  // namespace
 
+// vla check's candidate loading: the file as the outputs of a run whose input
+// had the dims that `o` (or else `S`) claims, and Dk from S or A when present.
+void check_candidate(const File& f) {
+  vla::Dims d{1, 1, 1, 16, 16};
+  auto small = [](const Tensor* t, std::size_t rank) {
+    if (!t || t->shape.size() != rank) return false;
+    for (auto e : t->shape)
+      if (e < 1 || e > 4096) return false;
+    return true;
+  };
+  const Tensor* o = f.find("o");
+  const Tensor* S = f.find("S");
+  if (small(o, 4)) d = vla::Dims{int(o->shape[0]), int(o->shape[1]), int(o->shape[2]), int(o->shape[3]), int(o->shape[3])};
+  if (small(S, 4)) d.Dk = int(S->shape[3]);
+  try {
+    const vla::gate::CandidateFile c = vla::gate::candidate_from_file(f, d, "fuzz");
+    require(c.out.o.size() == d.v_size());
+    require(c.out.S.empty() || c.out.S.size() == std::size_t(d.B) * d.H * d.Dv * d.Dk);
+    require(c.out.A.empty() || c.out.A.size() == std::size_t(d.B) * d.H * d.Dk * d.Dk);
+    require(c.out.state_norm.empty() || c.out.state_norm.size() == std::size_t(d.B) * d.T * d.H);
+  } catch (const FormatError&) {
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   File f;
   try {
@@ -44,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const FormatError&) {
     return 0;
   }
+  check_candidate(f);
   for (const auto& t : f.tensors) {
     std::uint64_t n = 1;
     for (auto s : t.shape) n *= s;  // accepted shapes cannot overflow: the buffer bounds them

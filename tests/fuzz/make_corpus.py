@@ -50,6 +50,16 @@ seeds = {
     "shape_mismatch_stream": tensors([("q", "F64", [1, 2, 1, 2], f64(*q)), ("k", "F64", [1, 1, 2, 2], f64(*q)),
                                       ("v", "F64", [1, 2, 2, 1], f64(*q))]),
 }
+# Candidate outputs for `vla check` (B=1, T=2, H=1, Dk=Dv=2).
+o4 = f32(0.5, -0.25, 1.0, 2.0)
+seeds.update({
+    "cand_valid_all": tensors([("o", "F32", [1, 2, 1, 2], o4), ("S", "F32", [1, 1, 2, 2], o4), ("A", "F64", [1, 1, 2, 2], f64(1, 0, 0, 1)),
+                               ("state_norm", "BF16", [1, 2, 1], bf16(1, 2))]),
+    "cand_o_only_nan": tensors([("o", "F64", [1, 2, 1, 2], f64(float("nan"), 1, 2, float("inf")))]),
+    "cand_missing_o": tensors([("S", "F32", [1, 1, 2, 2], o4)]),
+    "cand_wrong_shape": tensors([("o", "F32", [1, 2, 1, 2], o4), ("state_norm", "F32", [1, 1, 2], f32(1, 2))]),
+    "cand_extra_tensor": tensors([("o", "F32", [1, 2, 1, 2], o4), ("S_final", "F32", [1, 1, 2, 2], o4)]),
+})
 for name, (header, buf) in seeds.items():
     with open(os.path.join("corpus", name), "wb") as f:
         f.write(pack(header, buf))

@@ -10,6 +10,7 @@
 
 #include "vla/core/bf16.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gpu/error_baselines.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/gpu/plain.hpp"
 #include "vla/reference/run.hpp"
@@ -64,14 +65,18 @@ inline Outputs reference_double(const Stream& s, const Options& opt) {
   return o;
 }
 
-// The error model's baselines: the plain same-precision implementation with
-// forward and with reversed dot products.
+// The error model's baselines (accuracy::baselines, error_baselines.hpp), on the
+// inputs the candidate consumed.
 struct Baselines {
-  Outputs fwd, rev;
-  std::vector<const Outputs*> ptrs() const { return {&fwd, &rev}; }
+  std::vector<Outputs> runs;
+  std::vector<const Outputs*> ptrs() const {
+    std::vector<const Outputs*> p;
+    for (const auto& r : runs) p.push_back(&r);
+    return p;
+  }
 };
 inline Baselines baselines(const Stream& s, const Options& opt, impl::Kind kind) {
-  return {impl::run_plain(s, opt, kind, impl::PlainOrder::forward), impl::run_plain(s, opt, kind, impl::PlainOrder::reversed)};
+  return {accuracy::baselines(rounded_for(s, kind), opt, kind)};
 }
 
 }  // namespace vla::ts

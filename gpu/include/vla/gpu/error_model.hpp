@@ -4,29 +4,33 @@
 //
 // Per output element e of a group g:
 //
-//   |cand_e - ref_e| <= u_out |ref_e| + K (b_g + gamma u_state s_g)
+//   |cand_e - ref_e| <= u_out |ref_e| + eta_out + K (b_g + gamma u_state s_g)
 //
 // ref  the reference (the recurrence at double or higher precision) fed exactly
 //      the inputs the candidate consumed (rounded once to its input type);
-// base the plain same-precision implementation (vla::impl::run_plain: plain
-//      dots, forward and reversed, the policy's rounding points): its error measures
+// base the baselines (error_baselines.hpp): the recurrence run in Monte Carlo
+//      arithmetic at the policy's precision, three times; their error measures
 //      what rounding at this precision costs on this stream, i.e. the stream's
 //      conditioning as the reference sees it, with its growth in t and D;
 // groups and their scales:
 //   o, row (b, t, h): s_g = m_t = max_i |ref_t,i|; b_g = rho_t m_t with rho_t the
-//      largest relative row error of the baseline over steps s <= t,
+//      largest relative row error of the baselines over steps s <= t,
 //      max_i |base_s,i - ref_s,i| / m_s (a running maximum: one step's baseline
 //      error is a single random draw, the maximum over the history is stable);
 //   state_norm, series of one head: the same with one element per step;
-//   S, A, final matrix of one head: b_g = max_e |base_e - ref_e|, s_g = max_e |ref_e|
-//      (a single draw in time: hence two baselines, and the larger error of the two);
-// u_out unit roundoff of the element's storage type (float 2^-24, bf16 2^-8);
+//   S, A, final matrix of one head: b_g = max_e |base_e - ref_e|, s_g = max_e |ref_e|;
+// u_out unit roundoff of the element's storage type (float 2^-24, bf16 2^-8),
+//      eta_out half its smallest subnormal (float 2^-150, bf16 2^-134);
 // u_state unit roundoff of the state's storage type, gamma the square root of
 //      the number of terms of the reduction behind the element (sqrt(D) for o,
 //      S, A; D for ||S||_F): a floor for the rare groups where the baselines
 //      happen to be exact;
-// K    how far an honest reordering's worst error may exceed the baseline's.
-// A non-finite candidate element where the reference is finite always fails.
+// K    how far an honest implementation's worst error may exceed the baselines'.
+// A non-finite candidate element where the reference is finite fails, wherever
+// the policy has accuracy. Breakdown: from the first step where the baselines
+// carry no correct bit (relative error >= kBreakdown) or overflow, a head's
+// elements (and its final S, A) are beyond what any implementation of the
+// policy computes: they are counted (Verdict::beyond), not judged.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +49,10 @@ struct Precision {
   bool bf16_out = false;
 };
 Precision precision_of(impl::Kind kind);
+
+// A baseline error of half the values: not one correct bit left (the unit
+// roundoff of a one-bit significand).
+inline constexpr double kBreakdown = 0.5;
 
 struct ModelConstants {
   // docs/ERROR_MODEL.md, "Calibration": over 3 x 1200 honest candidates (the
@@ -70,17 +78,23 @@ struct Verdict {
   int first_fail_step = -1;  // the earliest t of a failing o or state_norm element (-1: none)
   Worst worst;               // the element with the largest err / tol
   // Largest observed ratio of an element's error to its group's scale,
-  // (|cand-ref| - u_out|ref|) / (b_g + gamma u_state s_g): the calibration
+  // (|cand-ref| - u_out|ref| - eta_out) / (b_g + gamma u_state s_g): the calibration
   // statistic (K must bound it).
   double max_group_ratio = 0;
+  // Elements not judged because the policy itself has no accuracy there (from
+  // the first step where the baselines break down, per head; final matrices of
+  // such heads), how many of them the candidate left non-finite, and the
+  // earliest such step (-1: none).
+  std::size_t beyond = 0, beyond_nonfinite = 0;
+  int first_beyond_step = -1;
   std::string summary() const;
 };
 
 // Checks every element of cand against ref with the baselines' error as the
-// conditioning (per element, the largest over the baselines: two plain orders,
-// forward and reversed, make the scale of the final matrices far less of a
-// single random draw). All must have the same dims; A is checked when the
-// candidate and the reference have it.
+// conditioning (per element, the largest over the baselines; make them with
+// accuracy::baselines, error_baselines.hpp). All must have the same dims; o is
+// required, S, A and state_norm are checked when the candidate has them
+// (an empty vector: not provided).
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
               const ModelConstants& k = {});
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec,

@@ -1,0 +1,201 @@
+// vla fuzz: random and adversarial streams, each judged against the reference
+// with the error model; every failure shrunk and kept (a safetensors case plus
+// the command that replays it). --shard I/N splits a campaign into disjoint
+// seed sets (one process per CI job, core or GPU); --merge joins their corpora.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "registry.hpp"
+#include "vla/gate/fuzz.hpp"
+#include "vla/gate/spec_args.hpp"
+
+namespace vla::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct FuzzArgs {
+  double seconds = 10;
+  long cases = 0;
+  std::uint64_t seed = 1;
+  std::string impl = "production", device, corpus, replay, shard = "0/1", case_seed;
+  std::vector<std::string> merge;
+  int max_T = 64, shrink_budget = 200;
+  std::vector<int> dims = {16};
+  double adversarial = 0.0625;
+  CLI::Option *o_impl = nullptr, *o_seconds = nullptr;
+};
+
+std::uint64_t parse_u64(const std::string& s, const char* opt) {
+  try {
+    std::size_t n = 0;
+    const unsigned long long v = std::stoull(s, &n, 0);
+    if (n != s.size()) throw std::invalid_argument("trailing characters");
+    return v;
+  } catch (const std::exception&) {
+    throw InputError(std::string(opt) + " '" + s + "' is not an unsigned integer (decimal or 0x hex)");
+  }
+}
+
+std::pair<int, int> parse_shard(const std::string& s) {
+  const auto slash = s.find('/');
+  if (slash == std::string::npos) throw InputError("--shard '" + s + "' must be I/N (e.g. 0/4)");
+  const auto i = parse_u64(s.substr(0, slash), "--shard"), n = parse_u64(s.substr(slash + 1), "--shard");
+  if (n < 1 || n > 1000000 || i >= n) throw InputError("--shard '" + s + "': need 0 <= I < N <= 1000000");
+  return {int(i), int(n)};
+}
+
+impl::Device device_of(const FuzzArgs& a) {
+  impl::Device dev = impl::Device::cpu;
+  if (!a.device.empty()) dev = impl::parse_device(a.device);
+  else if (impl::cuda_available() && a.impl.find(':') == std::string::npos && a.impl.find('/') == std::string::npos) dev = impl::Device::cuda;
+  if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
+  return dev;
+}
+
+void print_verdict(const std::string& what, const gate::Judgement& j) {
+  std::cout << fmt::format("  {}: {}\n", what, j.status == gate::Status::invalid ? "input outside the domain: " + j.reason
+                                                                               : (j.reason.empty() ? j.verdict.summary() : j.reason));
+}
+
+int merge(const FuzzArgs& a) {
+  if (a.corpus.empty()) throw InputError("--merge needs --corpus OUT, the folder that receives the merged cases");
+  std::vector<fs::path> files;
+  for (const auto& d : a.merge)
+    for (const auto& f : gate::case_files(d)) files.push_back(f);  // checks each folder exists first
+  fs::create_directories(a.corpus);
+  int added = 0, dup = 0;
+  for (const auto& f : files) {
+    const gate::StoredCase c = gate::load_case(f);
+    const gate::SavedCase s = gate::copy_case(a.corpus, c);
+    (s.existed ? dup : added) += 1;
+  }
+  std::cout << fmt::format("vla fuzz --merge: {} cases read from {} folder(s); {} added to {}, {} duplicates skipped\n", files.size(),
+                           a.merge.size(), added, a.corpus, dup);
+  return kExitOk;
+}
+
+int replay(const FuzzArgs& a) {
+  const impl::Device dev = device_of(a);
+  int fails = 0, n = 0;
+  for (const auto& f : gate::case_files(a.replay)) {
+    const gate::StoredCase c = gate::load_case(f);
+    const std::string names = a.o_impl->count() ? a.impl : c.impl;
+    for (const auto& cand : gate::find_candidates(names, dev)) {
+      const gate::Judgement j = gate::run_and_judge(cand, gate::expect(c.stream, c.opt, cand.kind));
+      ++n;
+      fails += j.status == gate::Status::fail;
+      print_verdict(fmt::format("{} on {} ({}, B={} T={} H={} D={})", cand.name, f.filename().string(), c.origin, c.stream.dims.B,
+                                c.stream.dims.T, c.stream.dims.H, c.stream.dims.Dk),
+                    j);
+    }
+  }
+  std::cout << fmt::format("vla fuzz --replay: {} of {} judgements fail\n", fails, n);
+  return fails ? kExitFail : kExitOk;
+}
+
+int run(const FuzzArgs& a) {
+  if (!a.merge.empty()) return merge(a);
+  if (!a.replay.empty()) return replay(a);
+  if (!(a.seconds > 0) && a.cases <= 0 && a.case_seed.empty()) throw InputError("--seconds must be > 0 (or give --cases)");
+  if (a.max_T < 1) throw InputError("--max-T must be >= 1");
+  for (int d : a.dims)
+    if (d != 16 && d != 32 && d != 64 && d != 128) throw InputError("--dims: the kernels' head dimensions are 16, 32, 64, 128 (got " + std::to_string(d) + ")");
+  if (!(a.adversarial >= 0 && a.adversarial <= 1)) throw InputError("--adversarial must be in [0, 1]");
+  const auto [shard, shards] = parse_shard(a.shard);
+  const impl::Device dev = device_of(a);
+  const std::vector<gate::Candidate> cands = gate::find_candidates(a.impl, dev);
+  std::vector<impl::Kind> kinds;
+  for (const auto& c : cands)
+    if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) kinds.push_back(c.kind);
+  if (!a.corpus.empty()) fs::create_directories(a.corpus);
+  gate::FuzzLimits lim;
+  lim.max_T = a.max_T;
+  lim.dims = a.dims;
+  lim.adversarial = a.adversarial;
+
+  const bool one = !a.case_seed.empty();
+  const std::uint64_t single = one ? parse_u64(a.case_seed, "--case-seed") : 0;
+  std::cout << fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
+            << (one ? fmt::format("case seed 0x{:016x}\n", single)
+                    : fmt::format("seed {}, shard {}/{}, T <= {}, D in {{{}}}, {} adversarial; {}\n", a.seed, shard, shards, a.max_T,
+                                  fmt::join(a.dims, ","), a.adversarial,
+                                  a.cases > 0 ? fmt::format("{} cases", a.cases) : fmt::format("{} s", a.seconds)))
+            << std::flush;
+  const auto t0 = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  long streams = 0, judged = 0, invalid = 0, failures = 0, saved = 0;
+  double shrink_s = 0;
+  for (std::uint64_t j = 0;; ++j) {
+    if (one ? j >= 1 : (a.cases > 0 ? long(j) >= a.cases : elapsed() >= a.seconds)) break;
+    const std::uint64_t seed = one ? single : gate::case_seed(a.seed, gate::shard_index(shard, shards, j));
+    for (impl::Kind kind : kinds) {
+      const gate::FuzzCase fc = gate::make_fuzz_case(seed, kind, lim);
+      ++streams;
+      const gate::Expected e = gate::expect(fc.stream, fc.opt, kind);
+      for (const auto& c : cands) {
+        if (c.kind != kind) continue;
+        ++judged;
+        const gate::Judgement jd = gate::run_and_judge(c, e);
+        if (jd.status == gate::Status::invalid) ++invalid;
+        if (one) print_verdict(fmt::format("{} ({}, B={} T={} H={} D={})", c.name, fc.origin, fc.stream.dims.B, fc.stream.dims.T,
+                                           fc.stream.dims.H, fc.stream.dims.Dk),
+                               jd);
+        if (jd.status != gate::Status::fail) continue;
+        ++failures;
+        const auto ts = Clock::now();
+        const gate::Shrunk sh = gate::shrink(c, fc.stream, fc.opt, a.shrink_budget);
+        shrink_s += std::chrono::duration<double>(Clock::now() - ts).count();
+        const Dims& d = sh.stream.dims;
+        std::cout << fmt::format("  FAIL {} seed 0x{:016x} ({}): {}\n    shrunk in {} judgements to B={} T={} H={} D={}: {}\n", c.name, seed,
+                                 fc.origin, jd.reason.empty() ? jd.verdict.summary() : jd.reason, sh.judgements, d.B, d.T, d.H, d.Dk,
+                                 sh.judgement.reason.empty() ? sh.judgement.verdict.summary() : sh.judgement.reason);
+        if (!a.corpus.empty()) {
+          const gate::SavedCase s = gate::save_case(a.corpus, c, sh.stream, fc.opt, fc.origin, seed, sh.judgement.verdict.summary());
+          saved += !s.existed;
+          std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << s.replay << "\n";
+        } else {
+          std::cout << fmt::format("    replay: vla fuzz --impl {} --case-seed 0x{:016x}\n", c.name, seed);
+        }
+        std::cout << std::flush;
+      }
+    }
+  }
+  const double t = elapsed();
+  const double work = std::max(t - shrink_s, 1e-9);
+  std::cout << fmt::format("vla fuzz: {} streams, {} cases judged ({} outside the domain) in {:.1f} s: {:.0f} cases/s ({:.0f} streams/s, "
+                           "shrinking excluded); {} failures{}\n",
+                           streams, judged, invalid, t, judged / work, streams / work, failures,
+                           a.corpus.empty() ? "" : fmt::format(", {} new cases in {}", saved, a.corpus));
+  return failures ? kExitFail : kExitOk;
+}
+
+Register reg{Command{
+    "fuzz", "Fuzz the implementations against the reference; shrink and keep failures",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<FuzzArgs>();
+      a->o_seconds = sub.add_option("--seconds", a->seconds, "Time budget")->capture_default_str();
+      sub.add_option("--cases", a->cases, "Stop after this many cases instead (per precision policy)");
+      sub.add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
+      a->o_impl = sub.add_option("--impl", a->impl, "Implementations (as for vla gate)")->capture_default_str();
+      sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
+      sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");
+      sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();
+      sub.add_option("--merge", a->merge, "Merge these corpus folders into --corpus, without duplicates")->expected(1, -1);
+      sub.add_option("--case-seed", a->case_seed, "Run the one case with this seed (as printed by a failure)");
+      sub.add_option("--max-T", a->max_T, "Longest stream")->capture_default_str();
+      sub.add_option("--dims", a->dims, "Head dimensions to draw from")->capture_default_str()->delimiter(',');
+      sub.add_option("--adversarial", a->adversarial, "Fraction of cases from the adversarial search")->capture_default_str();
+      sub.add_option("--shrink-budget", a->shrink_budget, "Judgements spent shrinking one failure")->capture_default_str();
+      return [a] { return run(*a); };
+    }}};
+
+}  // namespace
+}  // namespace vla::cli

@@ -1,0 +1,128 @@
+// vla gate: the CI correctness gate. Runs the kernels (CUDA when present, else
+// their CPU twins) on the fixed battery and a fuzz budget, judges every output
+// with the error model, writes JUnit XML / JSON / Markdown, and optionally
+// compares the accuracy statistics with a stored baseline. --mutation proves
+// that the gate bites: every planted defect must fail, every honest variant pass.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "registry.hpp"
+#include "vla/gate/gate.hpp"
+#include "vla/gate/report.hpp"
+
+namespace vla::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GateArgs {
+  bool quick = false, mutation = false, all_cases = false, force = false;
+  std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
+  int fuzz_cases = -1;
+  std::uint64_t fuzz_seed = 1;
+  CLI::Option* o_impl = nullptr;
+};
+
+void check_output(const std::string& path, const char* opt, bool force) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(std::string(opt) + " " + path + " is a folder");
+  if (fs::exists(path, ec) && !force) throw InputError(std::string(opt) + " " + path + " already exists; pass --force to replace it");
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw InputError(std::string(opt) + " " + path + ": folder " + dir.string() + " does not exist");
+}
+
+int run(const GateArgs& a) {
+  for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}}) check_output(p, o, a.force);
+  if (!a.write_baseline.empty()) {
+    std::error_code ec;
+    if (fs::exists(a.write_baseline, ec) && !a.force)
+      throw InputError("--write-baseline " + a.write_baseline + " already exists; pass --force to update it");
+  }
+  if (!a.baseline.empty() && !fs::exists(a.baseline)) throw InputError("--baseline " + a.baseline + " does not exist");
+  if (a.mutation && a.o_impl->count() > 0) throw InputError("--mutation runs the mutants and honest variants; it takes no --impl");
+
+  gate::GateConfig cfg;
+  cfg.quick = a.quick;
+  impl::Device dev = impl::Device::cpu;
+  if (!a.device.empty()) dev = impl::parse_device(a.device);
+  else if (!a.mutation && impl::cuda_available()) dev = impl::Device::cuda;
+  if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
+  if (a.mutation && dev == impl::Device::cuda) throw InputError("--mutation runs the CPU twins' variants: use --device cpu");
+  cfg.device = impl::to_string(dev);
+  cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
+  cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
+  cfg.fuzz_seed = a.fuzz_seed;
+  cfg.only_case = a.only_case;
+  cfg.stop_at_first_failure = a.mutation && !a.all_cases;
+
+  std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
+                           a.quick ? "quick" : "full", cfg.device, dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(),
+                           cfg.fuzz_cases, cfg.fuzz_seed)
+            << std::flush;
+  int shown = 0;
+  gate::GateReport rep = gate::run_gate(cfg, [&](const gate::CaseResult& r) {
+    if (r.status != gate::Status::fail) return;
+    const bool mutant = r.candidate.rfind("mutant:", 0) == 0;
+    if (mutant) {
+      std::cout << fmt::format("  rejected {} at {} {}\n", r.candidate, r.suite, r.id) << std::flush;
+    } else if (shown++ < 20) {
+      std::cout << fmt::format("  FAIL {} {} {}: {}\n    replay: {}\n", r.candidate, r.suite, r.id, r.message, r.replay) << std::flush;
+    }
+  });
+  if (!a.only_case.empty() && rep.results.empty()) throw InputError("--case '" + a.only_case + "' names no battery case of this mode");
+  if (!a.baseline.empty()) gate::compare_with_baseline(rep, a.baseline);
+
+  for (const auto& s : rep.summaries)
+    std::cout << fmt::format("  {:<26} {:<10} {:>5} cases {:>5} pass {:>4} fail {:>4} outside domain {:>4} policy breakdown  worst err/tol {:.3g}\n",
+                             s.name, s.role, s.cases, s.pass, s.fail, s.invalid, s.breakdown, s.worst_ratio_max);
+  for (const auto& r : rep.regressions) std::cout << "  accuracy regression: " << r << "\n";
+  const std::string ms = gate::mutation_summary(rep);
+  std::cout << ms;
+  if (a.mutation && a.all_cases) std::cout << "\n" << gate::campaign_table(rep) << "\n";
+  if (!a.junit.empty()) gate::write_text(a.junit, gate::junit_xml(rep), a.force);
+  if (!a.json.empty()) gate::write_text(a.json, gate::json_report(rep), a.force);
+  if (!a.md.empty()) gate::write_text(a.md, gate::markdown_summary(rep), a.force);
+  if (!a.write_baseline.empty()) {
+    gate::write_baseline(rep, a.write_baseline, a.force);
+    std::cout << "  wrote the accuracy baseline (" << (a.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
+  }
+  bool ok = true;
+  if (a.mutation) {
+    for (const auto& s : rep.summaries) ok = ok && (s.role == "mutant" ? s.fail > 0 : s.fail == 0);
+  } else {
+    ok = rep.passed();
+  }
+  std::cout << fmt::format("vla gate: {} in {:.1f} s\n", ok ? "PASSED" : "FAILED", rep.seconds);
+  return ok ? kExitOk : kExitFail;
+}
+
+Register reg{Command{
+    "gate", "CI correctness gate: fixed battery + fuzz budget, judged by the error model; reports and accuracy baseline",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<GateArgs>();
+      sub.add_flag("--quick", a->quick, "The quick battery and fuzz budget (within 60 s on 2 cores)");
+      a->o_impl = sub.add_option("--impl", a->impl,
+                                 "Implementations, comma-separated: fp32, bf16, bf16-state, production, honest, mutants, or a variant's name")
+                      ->capture_default_str();
+      sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      sub.add_option("--junit", a->junit, "Write JUnit XML");
+      sub.add_option("--json", a->json, "Write the JSON report");
+      sub.add_option("--md", a->md, "Write a Markdown summary for a pull-request comment");
+      sub.add_option("--baseline", a->baseline, "Also fail when the accuracy statistics worsen against this stored baseline");
+      sub.add_option("--write-baseline", a->write_baseline, "Store this run's accuracy statistics (refresh the baseline)");
+      sub.add_flag("--mutation", a->mutation, "Run every planted mutant (must fail) and honest variant (must pass); print the mutation score");
+      sub.add_flag("--all-cases", a->all_cases, "With --mutation: judge every case (kill rates), not just until the first rejection");
+      sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)");
+      sub.add_option("--fuzz-seed", a->fuzz_seed, "Seed of the fuzz budget")->capture_default_str();
+      sub.add_option("--case", a->only_case, "Run only the battery case with this id");
+      sub.add_flag("--force", a->force, "Replace existing report files");
+      return [a] { return run(*a); };
+    }}};
+
+}  // namespace
+}  // namespace vla::cli

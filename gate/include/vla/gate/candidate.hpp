@@ -1,0 +1,43 @@
+// The implementations the gate can judge, behind one name each:
+//   production  "fp32", "bf16", "bf16-state": the kernels (CUDA, or their CPU twins);
+//   honest      "<kind>/<variant>": the twin's maths with another honest rounding
+//               (summation order, no FMA, a wider accumulator, float state):
+//               must pass;
+//   mutant      "mutant:<name>": the twin with one planted defect, each a
+//               build-time variant (a policy, a scalar, a driver wrapper): must fail.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/impl.hpp"
+
+namespace vla::gate {
+
+enum class Role { production, honest, mutant };
+std::string to_string(Role);
+
+struct Candidate {
+  std::string name;
+  impl::Kind kind = impl::Kind::fp32;  // the precision policy it claims: the error model judges it by this
+  Role role = Role::production;
+  std::string defect;       // mutants: "maths", "indexing", "precision", "rare" (late steps, particular shapes)
+  std::string description;  // what it does differently, in one line
+  // Runs on a stream already rounded to the kind's input type (round_inputs).
+  // Throws std::invalid_argument for a stream or options it does not support.
+  std::function<Outputs(const Stream&, const Options&)> run;
+};
+
+Candidate production(impl::Kind kind, impl::Device device);
+const std::vector<Candidate>& honest_variants();
+const std::vector<Candidate>& mutants();
+
+// One name (see above), or a group: "production", "honest", "mutants". Several
+// may be joined with commas. Throws std::invalid_argument naming an unknown one.
+std::vector<Candidate> find_candidates(std::string_view names, impl::Device device);
+
+}  // namespace vla::gate

@@ -1,0 +1,262 @@
+#include "vla/gate/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "vla/io/atomic_file.hpp"
+#include "vla/io/version.hpp"
+
+namespace vla::gate {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters.
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') o += c;
+    }
+  }
+  return o;
+}
+
+double finite_or(double x, double alt) { return std::isfinite(x) ? x : alt; }
+
+std::string mode(const GateReport& rep) { return rep.quick ? "quick" : "full"; }
+
+}  // namespace
+
+std::string junit_xml(const GateReport& rep) {
+  std::ostringstream x;
+  int tests = 0, failures = 0, skipped = 0;
+  for (const auto& r : rep.results) {
+    ++tests;
+    failures += r.status == Status::fail;
+    skipped += r.status == Status::invalid;
+  }
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x << fmt::format("<testsuites name=\"vla gate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", tests, failures,
+                   skipped, rep.seconds);
+  for (const auto& s : rep.summaries) {
+    double t = 0;
+    for (const auto& r : rep.results)
+      if (r.candidate == s.name) t += r.seconds;
+    x << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", xml_escape(s.name),
+                     s.cases, s.fail, s.invalid, t);
+    x << "    <properties>\n"
+      << fmt::format("      <property name=\"device\" value=\"{}\"/>\n", xml_escape(rep.device))
+      << fmt::format("      <property name=\"role\" value=\"{}\"/>\n", xml_escape(s.role)) << "    </properties>\n";
+    for (const auto& r : rep.results) {
+      if (r.candidate != s.name) continue;
+      x << fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.4f}\"", xml_escape(s.name), r.suite, xml_escape(r.id),
+                       r.seconds);
+      if (r.status == Status::pass) {
+        x << "/>\n";
+        continue;
+      }
+      x << ">\n";
+      if (r.status == Status::fail)
+        x << fmt::format("      <failure message=\"{}\" type=\"accuracy\">{}\nreplay: {}</failure>\n", xml_escape(r.message.substr(0, 300)),
+                         xml_escape(r.message), xml_escape(r.replay));
+      else
+        x << fmt::format("      <skipped message=\"input outside the spec's domain at this precision: {}\"/>\n", xml_escape(r.message));
+      x << "    </testcase>\n";
+    }
+    x << "  </testsuite>\n";
+  }
+  x << "</testsuites>\n";
+  return x.str();
+}
+
+std::string json_report(const GateReport& rep) {
+  json j;
+  j["tool"] = io::tool_version();
+  j["device"] = rep.device;
+  j["mode"] = mode(rep);
+  j["seconds"] = rep.seconds;
+  j["passed"] = rep.passed();
+  j["regressions"] = rep.regressions;
+  json cands = json::array();
+  for (const auto& s : rep.summaries)
+    cands.push_back({{"name", s.name}, {"role", s.role}, {"defect", s.defect}, {"cases", s.cases}, {"pass", s.pass}, {"fail", s.fail},
+                     {"invalid", s.invalid}, {"breakdown", s.breakdown}, {"first_failure", s.first_failure}, {"worst_ratio_p50", s.worst_ratio_p50},
+                     {"worst_ratio_max", finite_or(s.worst_ratio_max, 1e308)}, {"o_rel_p50", s.o_rel_p50}, {"o_rel_max", s.o_rel_max}});
+  j["candidates"] = cands;
+  json res = json::array();
+  for (const auto& r : rep.results)
+    res.push_back({{"suite", r.suite}, {"id", r.id}, {"origin", r.origin}, {"candidate", r.candidate}, {"status", to_string(r.status)},
+                   {"message", r.message}, {"worst_ratio", finite_or(r.worst_ratio, 1e308)}, {"group_ratio", finite_or(r.group_ratio, 1e308)},
+                   {"o_rel_error", r.o_rel_error}, {"first_fail_step", r.first_fail_step}, {"beyond", r.beyond}, {"seconds", r.seconds}, {"replay", r.replay}});
+  j["results"] = res;
+  return j.dump(1) + "\n";
+}
+
+std::string mutation_summary(const GateReport& rep) {
+  int mutants = 0, killed = 0, honest = 0, honest_failed = 0;
+  for (const auto& s : rep.summaries) {
+    if (s.role == "mutant") ++mutants, killed += s.fail > 0;
+    if (s.role == "honest") ++honest, honest_failed += s.fail > 0;
+  }
+  std::string out;
+  if (mutants > 0)
+    out += fmt::format("mutation score: {}/{} planted defects rejected ({:.1f}%)\n", killed, mutants, 100.0 * killed / mutants);
+  if (honest > 0) {
+    int cases = 0, false_fail = 0;
+    for (const auto& r : rep.results)
+      for (const auto& s : rep.summaries)
+        if (s.name == r.candidate && s.role == "honest" && r.status != Status::invalid) ++cases, false_fail += r.status == Status::fail;
+    out += fmt::format("honest variants: {}/{} passed; {} false failures in {} judged cases\n", honest - honest_failed, honest, false_fail, cases);
+  }
+  return out;
+}
+
+std::string campaign_table(const GateReport& rep) {
+  std::ostringstream m;
+  m << "| implementation | kind of defect | judged cases | failures | failure rate | worst err/tol per case: min | median | max |\n"
+    << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& s : rep.summaries) {
+    const int judged = s.pass + s.fail;
+    m << fmt::format("| `{}` | {} | {} | {} | {:.2f}% | {:.3g} | {:.3g} | {:.3g} |\n", s.name, s.role == "mutant" ? s.defect : s.role, judged,
+                     s.fail, judged ? 100.0 * s.fail / judged : 0.0, s.worst_ratio_min, s.worst_ratio_p50, s.worst_ratio_max);
+  }
+  return m.str();
+}
+
+std::string markdown_summary(const GateReport& rep) {
+  std::ostringstream m;
+  m << "## vla gate: " << (rep.passed() ? "passed" : "**FAILED**") << "\n\n";
+  m << fmt::format("{} mode on {}, {} cases in {:.1f} s ({}).\n\n", mode(rep), rep.device, rep.results.size(), rep.seconds, io::tool_version());
+  m << "*outside domain*: inputs the spec rejects at this precision (e.g. a key whose features round to zero); "
+       "*policy breakdown*: cases judged up to the step where the plain implementation of the policy itself loses every digit "
+       "or overflows (docs/ERROR_MODEL.md).\n\n";
+  const std::string ms = mutation_summary(rep);
+  if (!ms.empty()) {
+    std::istringstream lines(ms);
+    for (std::string l; std::getline(lines, l);) m << "**" << l << "**  \n";
+    m << "\n";
+  }
+  m << "| implementation | role | cases | pass | fail | outside domain | policy breakdown | worst err/tol (median, max) | o rel. error (median, max) |\n"
+    << "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n";
+  for (const auto& s : rep.summaries) {
+    const std::string verdict = s.role == "mutant" ? (s.fail > 0 ? " (rejected)" : " (**missed**)") : (s.fail > 0 ? " (**fails**)" : "");
+    m << fmt::format("| `{}`{} | {}{} | {} | {} | {} | {} | {} | {:.3g}, {:.3g} | {:.3g}, {:.3g} |\n", s.name, verdict, s.role,
+                     s.defect.empty() ? "" : " (" + s.defect + ")", s.cases, s.pass, s.fail, s.invalid, s.breakdown, s.worst_ratio_p50,
+                     s.worst_ratio_max, s.o_rel_p50, s.o_rel_max);
+  }
+  if (!rep.regressions.empty()) {
+    m << "\n### Accuracy regressions against the stored baseline\n\n";
+    for (const auto& r : rep.regressions) m << "- " << r << "\n";
+  }
+  int shown = 0, failing = 0;
+  for (const auto& r : rep.results) failing += r.status == Status::fail;
+  bool any_unexpected = false;
+  for (const auto& r : rep.results) {
+    if (r.status != Status::fail) continue;
+    bool mutant = false;
+    for (const auto& s : rep.summaries) mutant = mutant || (s.name == r.candidate && s.role == "mutant");
+    if (mutant) continue;
+    if (!any_unexpected) m << "\n### Failures\n\n", any_unexpected = true;
+    if (shown++ < 20) m << "- `" << r.candidate << "` " << r.suite << " `" << r.id << "`: " << r.message << "  \n  replay: `" << r.replay << "`\n";
+  }
+  if (shown > 20) m << "- ... and " << (shown - 20) << " more (see the JSON report)\n";
+  (void)failing;
+  return m.str();
+}
+
+void write_text(const fs::path& path, const std::string& text, bool overwrite) {
+  io::write_file_atomically(path, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), overwrite);
+}
+
+// ---- accuracy baseline ---------------------------------------------------------
+
+namespace {
+
+const char* kFormat = "vla-gate-accuracy-baseline/1";
+const char* kStats[] = {"worst_ratio_p50", "worst_ratio_max", "o_rel_p50", "o_rel_max"};
+
+double stat(const CandidateSummary& s, const std::string& name) {
+  if (name == "worst_ratio_p50") return s.worst_ratio_p50;
+  if (name == "worst_ratio_max") return s.worst_ratio_max;
+  if (name == "o_rel_p50") return s.o_rel_p50;
+  return s.o_rel_max;
+}
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument("--baseline " + file.string() + ": cannot be read");
+  try {
+    json j = json::parse(in);
+    if (!j.is_object() || j.value("format", "") != kFormat)
+      throw std::invalid_argument("--baseline " + file.string() + ": not an accuracy baseline (expected \"format\": \"" + kFormat + "\")");
+    return j;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument("--baseline " + file.string() + ": malformed JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+void compare_with_baseline(GateReport& rep, const fs::path& file) {
+  const json j = read_json(file);
+  const std::string m = mode(rep);
+  if (!j.contains("modes") || !j["modes"].contains(m) || !j["modes"][m].contains(rep.device))
+    throw std::invalid_argument("--baseline " + file.string() + " has no entry for " + m + " mode on " + rep.device +
+                                "; refresh it with: vla gate" + (rep.quick ? " --quick" : "") + " --device " + rep.device +
+                                " --write-baseline " + file.string());
+  const json& entry = j["modes"][m][rep.device];
+  for (const auto& s : rep.summaries) {
+    if (s.role != "production") continue;
+    if (!entry.contains(s.name))
+      throw std::invalid_argument("--baseline " + file.string() + " has no statistics for '" + s.name + "' (" + m + " mode)");
+    for (const char* name : kStats) {
+      const json& v = entry[s.name][name];
+      if (!v.is_number()) throw std::invalid_argument("--baseline " + file.string() + ": '" + s.name + "." + name + "' is not a number");
+      const double stored = v.get<double>(), now = stat(s, name);
+      // The smallest value the statistic can meaningfully take: a float rounding.
+      const double floor = name[0] == 'o' ? 0x1p-24 : 1e-3;
+      if (!(now <= kBaselineFactor * std::max(stored, floor)))
+        rep.regressions.push_back(fmt::format("{}: {} = {:.4g}, more than {} x the stored {:.4g}", s.name, name, now, kBaselineFactor, stored));
+    }
+  }
+}
+
+void write_baseline(const GateReport& rep, const fs::path& file, bool overwrite) {
+  std::error_code ec;
+  json j;
+  if (fs::exists(file, ec)) {
+    if (!overwrite) throw std::invalid_argument("--write-baseline " + file.string() + " already exists; pass --force to update it");
+    j = read_json(file);
+  } else {
+    j["format"] = kFormat;
+  }
+  j["refresh"] = "vla gate --device cpu --write-baseline FILE --force; vla gate --quick --device cpu --write-baseline FILE --force";
+  json entry = json::object();
+  for (const auto& s : rep.summaries) {
+    if (s.role != "production") continue;
+    json e;
+    for (const char* name : kStats) e[name] = stat(s, name);
+    e["cases"] = s.cases;
+    entry[s.name] = e;
+  }
+  j["modes"][mode(rep)][rep.device] = entry;
+  j["tool"] = io::tool_version();
+  write_text(file, j.dump(2) + "\n", true);
+}
+
+}  // namespace vla::gate

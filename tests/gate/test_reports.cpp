@@ -1,0 +1,76 @@
+// The reports of a small gate run: JUnit XML counts, JSON content, Markdown
+// table; the accuracy baseline catches a worsened statistic and only that.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "vla/gate/gate.hpp"
+#include "vla/gate/report.hpp"
+
+using namespace vla;
+using namespace vla::gate;
+namespace fs = std::filesystem;
+
+namespace {
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+GateReport small_run() {
+  GateConfig cfg;
+  cfg.quick = true;
+  cfg.candidates = find_candidates("fp32,mutant:S-transposed", impl::Device::cpu);
+  cfg.fuzz_cases = 3;
+  return run_gate(cfg);
+}
+}  // namespace
+
+TEST(Reports, JunitJsonMarkdown) {
+  const GateReport rep = small_run();
+  ASSERT_EQ(rep.summaries.size(), 2u);
+  EXPECT_TRUE(rep.summaries[0].passed());
+  EXPECT_FALSE(rep.summaries[1].passed());
+  EXPECT_FALSE(rep.passed());
+  const std::string x = junit_xml(rep);
+  EXPECT_EQ(count(x, "<testcase "), rep.results.size());
+  EXPECT_EQ(count(x, "<failure "), std::size_t(rep.summaries[1].fail + rep.summaries[0].fail));
+  EXPECT_EQ(count(x, "<testsuite "), 2u);
+  const auto j = nlohmann::json::parse(json_report(rep));
+  EXPECT_EQ(j["results"].size(), rep.results.size());
+  EXPECT_EQ(j["candidates"][1]["name"], "mutant:S-transposed");
+  EXPECT_FALSE(j["passed"].get<bool>());
+  const std::string md = markdown_summary(rep);
+  EXPECT_NE(md.find("| `fp32` |"), std::string::npos) << md;
+  EXPECT_NE(md.find("mutation score: 1/1"), std::string::npos) << md;
+}
+
+TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {
+  std::string t = (fs::path(::testing::TempDir()) / "vla-base-XXXXXX").string();
+  const fs::path dir = ::mkdtemp(t.data());
+  const fs::path file = dir / "baseline.json";
+  GateConfig cfg;
+  cfg.quick = true;
+  cfg.candidates = find_candidates("fp32", impl::Device::cpu);
+  cfg.fuzz_cases = 5;
+  GateReport rep = run_gate(cfg);
+  write_baseline(rep, file, false);
+  EXPECT_THROW(write_baseline(rep, file, false), std::invalid_argument);  // never replaced silently
+  compare_with_baseline(rep, file);
+  EXPECT_TRUE(rep.regressions.empty());
+  // The same run with its error statistics worse than the factor allows.
+  GateReport worse = rep;
+  worse.summaries[0].o_rel_max *= kBaselineFactor * 1.5;
+  compare_with_baseline(worse, file);
+  ASSERT_EQ(worse.regressions.size(), 1u);
+  EXPECT_NE(worse.regressions[0].find("o_rel_max"), std::string::npos);
+  EXPECT_FALSE(worse.passed());
+  // No entry for the other mode: a clear error, not a pass.
+  GateReport full = rep;
+  full.quick = false;
+  EXPECT_THROW(compare_with_baseline(full, file), std::invalid_argument);
+  fs::remove_all(dir);
+}
