@@ -39,7 +39,7 @@ fs::path root() {
 Config tiny(const std::string& name) {
   Config c;
   c.out = root() / name;
-  c.cache_dir = root() / "cache";
+  c.cache_dir = VLA_TEST_CACHE_DIR;
   c.profile = Profile::tiny;
   c.sections = {"drift", "state-norm", "jacobian", "sherman-morrison"};
   c.jobs = 2;
