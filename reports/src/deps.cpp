@@ -64,7 +64,14 @@ bool cuda_available() { return impl::cuda_available(); }
 Outputs run_kernel(const Stream& s, const Options& opt, impl::Kind kind, bool cuda) {
   if (auto fn = current_override()) return fn(s, opt, kind);
 #if defined(VLA_REPORT_HAVE_TWIN)
-  return impl::run(s, opt, kind, cuda ? impl::Device::cuda : impl::Device::cpu);
+  if (cuda) {
+    // One kernel on the GPU at a time; the stages' host work (references,
+    // baselines) still runs on every thread.
+    static std::mutex gpu;
+    std::lock_guard<std::mutex> lock(gpu);
+    return impl::run(s, opt, kind, impl::Device::cuda);
+  }
+  return impl::run(s, opt, kind, impl::Device::cpu);
 #else
   (void)s, (void)opt, (void)cuda;
   throw Unavailable("the kernels and their CPU twins (gpu/) are not in this build, kernel " + impl::to_string(kind));

@@ -160,7 +160,7 @@ json compute(const json& P, const RunEnv& env) {
   std::vector<TaskResult> tasks(families.size() * seeds);
   std::vector<std::string> sources(families.size());
   for (std::size_t f = 0; f < families.size(); ++f) sources[f] = deps::stream_source(families[f]);
-  parallel_for(tasks.size(), cuda ? 1 : env.jobs, [&](std::size_t i) {
+  parallel_for(tasks.size(), env.jobs, [&](std::size_t i) {
     tasks[i] = run_task(P, families[i / seeds], int(i % seeds), cuda, bar);
   });
 

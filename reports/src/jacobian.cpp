@@ -198,7 +198,11 @@ Figure boxes(const json& R, bool normalised) {
   }
   f.plot.xrange = std::make_pair(0.3, x - 0.3);
   f.plot.series.push_back(s);
-  if (normalised) f.plot.hlines.push_back({1.0, "Proposition 2: ||J_t||_2 = 1"});
+  if (normalised) {
+    f.plot.hlines.push_back({1.0, "Proposition 2: ||J_t||_2 = 1"});
+    // The supremum over unit gate and key (properties/FINDINGS: ||J_t|| -> golden ratio as c_t -> 0).
+    f.plot.hlines.push_back({(1.0 + std::sqrt(5.0)) / 2.0, "supremum for unit vectors: golden ratio"});
+  }
   if (normalised) f.plot.yrange = std::make_pair(0.9, std::max(1.8, s.hi.empty() ? 1.8 : *std::max_element(s.hi.begin(), s.hi.end()) * 1.05));
   f.caption = normalised
                   ? "Spectral norm of each step's Jacobian with the paper's normalisation, over all steps and streams, "

@@ -98,7 +98,7 @@ Outcome run_report(const Config& cfg) {
   std::vector<Built> built;
   nlohmann::json results = nlohmann::json::object();
   nlohmann::json timings = nlohmann::json::object();
-  for (const Stage* st : chosen) {
+  for (const Stage* const& st : chosen) {
     throw_if_interrupted();
     const auto s0 = std::chrono::steady_clock::now();
     const nlohmann::json params = st->params(cfg.profile, env);
@@ -109,7 +109,9 @@ Outcome run_report(const Config& cfg) {
         result = std::move(*hit);
         cached = true;
       } else {
-        if (env.progress) std::fprintf(stderr, "vla report: %s\n", st->title.c_str());
+        if (env.progress)
+          std::fprintf(stderr, "vla report: [%zu/%zu] %s\n", std::size_t(&st - chosen.data()) + 1, chosen.size(),
+                       st->title.c_str());
         result = st->compute(params, env);
         cache.put(st->id, params, result);
       }

@@ -127,7 +127,7 @@ json compute(const json& P, const RunEnv& env) {
   const std::size_t n = families.size() * presets.size() * seeds;
   std::vector<StreamOut> outs(n);
   Progress bar("sherman-morrison", double(n) * (2 + 3 * 2.0), env.progress);
-  parallel_for(n, cuda ? 1 : env.jobs, [&](std::size_t i) {
+  parallel_for(n, env.jobs, [&](std::size_t i) {
     const std::size_t sd = i % seeds, p = (i / seeds) % presets.size(), f = i / (seeds * presets.size());
     const Options opt = preset(presets[p]);
     const int T = family_T(P, families[f]);

@@ -68,7 +68,7 @@ Section build_summary(const SummaryInputs& in) {
                             {{"h", num(counts[0])}, {"r", num(counts[1])}, {"c", num(counts[2])}, {"i", num(counts[3])}}));
     s.blocks.push_back(c);
   } else {
-    s.blocks.push_back(para("The claims ledger was not part of this run (see the recall section)."));
+    s.blocks.push_back(para("The claims ledger was not part of this run (it is the section {id}).", {{"id", Code{"recall"}}}));
   }
 
   s.blocks.push_back(key_values("Machine", m["machine"]));
