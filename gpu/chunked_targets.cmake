@@ -20,7 +20,8 @@ if(_vla_eigen)
   target_include_directories(vla_chunked PUBLIC ${_gpu_ch}/include ${_gpu_ch}/../reference/include)
   target_link_libraries(vla_chunked PUBLIC vla_twin vla_error_model ${_vla_eigen})
   if(VLA_HAVE_CUDA)
-    target_sources(vla_chunked PRIVATE ${_gpu_ch}/cuda/chunked_run.cu ${_gpu_ch}/cuda/chunked_fp32.cu ${_gpu_ch}/cuda/chunked_bf16.cu)
+    target_sources(vla_chunked PRIVATE ${_gpu_ch}/cuda/chunked_run.cu ${_gpu_ch}/cuda/chunked_fp32.cu ${_gpu_ch}/cuda/chunked_bf16.cu
+                                       ${_gpu_ch}/cuda/chunked_tf32.cu)
     # Same rounding discipline as the fused kernels: explicit FMAs only, IEEE division and square root.
     target_compile_options(vla_chunked PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -prec-div=true -prec-sqrt=true -ftz=false
                                                -Xptxas=-warn-spills>)

@@ -43,6 +43,7 @@ struct Impl {
   std::string name;
   bool chunked, bf16;
   int C;  // chunked only
+  impl::ChunkedKind kind = impl::ChunkedKind::fp32;  // chunked only
 };
 
 // Median ms of reps launches after one warm-up.
@@ -95,10 +96,10 @@ int main(int argc, char** argv) {
     const int sms = prop.multiProcessorCount;
     std::printf("device: %s, %d SMs\n", prop.name, sms);
     std::printf("\nchunked kernel resources (threads, registers, dynamic smem, local bytes, blocks/SM):\n");
-    for (bool bf : {false, true})
+    for (impl::ChunkedKind kind : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
       for (int C : {32, 64}) {
-        const auto ki = gpu::chunked_kernel_info(bf, 64, C);
-        std::printf("  D=64 C=%d %-13s %d thr %d reg %d B smem %d B local %d blocks/SM\n", C, bf ? "chunked-bf16" : "chunked-fp32",
+        const auto ki = gpu::chunked_kernel_info(kind, 64, C);
+        std::printf("  D=64 C=%d %-13s %d thr %d reg %d B smem %d B local %d blocks/SM\n", C, impl::to_string(kind).c_str(),
                     ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
       }
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
@@ -110,9 +111,10 @@ int main(int argc, char** argv) {
     };
     const std::vector<Shape> shapes = quick ? std::vector<Shape>{{1, 16, 4096}}
                                             : std::vector<Shape>{{1, 16, 4096}, {1, 16, 16384}, {1, 16, 65536}, {8, 128, 4096}};
-    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64}, {"chunked-bf16 C=32", true, true, 32},
-                                  {"chunked-fp32 C=64", true, false, 64}, {"fused bf16", false, true, 0},
-                                  {"fused fp32", false, false, 0}};
+    using CK = impl::ChunkedKind;
+    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64, CK::bf16}, {"chunked-bf16 C=32", true, true, 32, CK::bf16},
+                                  {"chunked-tf32 C=64", true, false, 64, CK::tf32}, {"chunked-fp32 C=64", true, false, 64, CK::fp32},
+                                  {"fused bf16", false, true, 0},   {"fused fp32", false, false, 0}};
     std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps |\n|---|---|---|---|---|---|---|---|---|\n");
     std::vector<std::string> floors;
     for (const Shape& sh : shapes) {
@@ -136,7 +138,7 @@ int main(int argc, char** argv) {
         gpu::FusedParams p = gpu::make_params(Options{}, Dims{sh.B, sh.T, sh.H, D, D}, false);
         p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
         auto launch = [&] {
-          if (im.chunked) gpu::launch_chunked(p, im.bf16, im.C, nullptr);
+          if (im.chunked) gpu::launch_chunked(p, im.kind, im.C, nullptr);
           else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
         };
         // Long launches get fewer repeats (the fused kernel at T = 65536 runs ~0.14 s).

@@ -10,13 +10,15 @@
 //
 // Shared-memory matrices are float, row-major with a padded leading dimension;
 // a product stages its operands, read through accessors (transpose, scale,
-// sign, mask), into bf16 tiles and runs WMMA 16x16x16 on them.
+// sign, mask), into bf16 tiles and runs WMMA 16x16x16 on them, or (chunked-tf32)
+// into float tiles of tf32 values (cvt.rna.tf32.f32) and runs WMMA 16x16x8 tf32.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <mma.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
@@ -27,11 +29,17 @@ namespace vla::gpu::chunked {
 
 constexpr int NT = 256;  // threads per block (8 warps)
 
+// chunked-tf32: float in and out as chunked-fp32, products on tf32 tensor cores.
+struct PrecTf32 : PrecFp32 {};
+template <class Prec>
+inline constexpr bool tf32_products = std::is_same_v<Prec, PrecTf32>;
+
 template <int D_, int C_, class Prec_>
 struct Traits {
   static constexpr int D = D_, C = C_;
   using Prec = Prec_;
-  static constexpr bool tc = Prec::bf16_io;  // tensor cores for the bf16 policy
+  static constexpr bool tc_tf32 = tf32_products<Prec>;
+  static constexpr bool tc = Prec::bf16_io || tc_tf32;  // tensor cores for the bf16 and tf32 policies
   static constexpr int LDD = D + 4;           // float leading dimensions (padding against bank conflicts)
   static constexpr int LDC = C + 4;
   static constexpr int MX = D > C ? D : C;
@@ -43,8 +51,8 @@ struct Traits {
   // Vectors: pivots (C), column scalars (C), increments (C), n (D), misc (8).
   static constexpr int vPiv = 0, vCol = vPiv + C, vInc = vCol + C, vN = vInc + C, vMisc = vN + D, vEnd = vMisc + 8;
   static constexpr int floats = fvec + vEnd;
-  static constexpr int staging_elems = tc ? 2 * MX * LDS : 0;
-  static constexpr int smem_bytes = ((floats * 4 + 127) / 128) * 128 + staging_elems * 2;
+  static constexpr int staging_elems = tc ? 2 * MX * LDS : 0;  // bf16 (2 bytes) or tf32 in float (4 bytes)
+  static constexpr int smem_bytes = ((floats * 4 + 127) / 128) * 128 + staging_elems * (tc_tf32 ? 4 : 2);
   static_assert(smem_bytes <= 232448, "chunked kernel: shared-memory plan exceeds 227 KiB");
   static_assert(D % 16 == 0 && C % 16 == 0 && NT % C == 0 && NT % D == 0 && NT / D <= 32 && NT / C <= 32, "tile shapes");
 };
@@ -52,43 +60,56 @@ struct Traits {
 // Rounds to bf16 exactly as the host twin does (core::round_bf16, RNE).
 __device__ __forceinline__ __nv_bfloat16 to_bf16(float x) { return __ushort_as_bfloat16(core::bf16_bits_rne(x)); }
 
+// Rounds to tf32 as the tensor cores' conversion does (twin: gpu::round_tf32).
+__device__ __forceinline__ float to_tf32(float x) { return nvcuda::wmma::__float_to_tf32(x); }
+
+// Tensor-core product: the operands staged through `cvt` into Stored tiles (bf16,
+// or float holding tf32 values, whose fragments then need no conversion), then
+// WMMA 16x16xKS with fragments of element type Frag and float accumulation.
+template <class Tr, int M, int N, int K, bool ACC, class Frag, class Stored, int KS, class FA, class FB, class Cvt>
+__device__ void mm_tc(float* out, int ldo, FA a, FB b, Stored* sa, Cvt cvt) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // bf16 and tf32 WMMA need sm_80 or newer: build with CMAKE_CUDA_ARCHITECTURES=90 for the H200
+#else
+  using namespace nvcuda;
+  constexpr int LA = K + 8, LB = N + 8;  // leading dimensions (multiples of 16 bytes)
+  Stored* sb = sa + Tr::MX * Tr::LDS;
+  for (int e = threadIdx.x; e < M * K; e += NT) sa[(e / K) * LA + e % K] = cvt(a(e / K, e % K));
+  for (int e = threadIdx.x; e < K * N; e += NT) sb[(e / N) * LB + e % N] = cvt(b(e / N, e % N));
+  __syncthreads();
+  const int warp = threadIdx.x / 32;
+  constexpr int TM = M / 16, TN = N / 16;
+  for (int tile = warp; tile < TM * TN; tile += NT / 32) {
+    const int r0 = (tile / TN) * 16, c0 = (tile % TN) * 16;
+    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc;
+    if constexpr (ACC) {
+      wmma::load_matrix_sync(acc, out + r0 * ldo + c0, ldo, wmma::mem_row_major);
+    } else {
+      wmma::fill_fragment(acc, 0.0f);
+    }
+#pragma unroll
+    for (int k0 = 0; k0 < K; k0 += KS) {
+      wmma::fragment<wmma::matrix_a, 16, 16, KS, Frag, wmma::row_major> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, KS, Frag, wmma::row_major> fb;
+      wmma::load_matrix_sync(fa, sa + r0 * LA + k0, LA);
+      wmma::load_matrix_sync(fb, sb + k0 * LB + c0, LB);
+      wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(out + r0 * ldo + c0, acc, ldo, wmma::mem_row_major);
+  }
+#endif
+}
+
 // out (M x N, ld ldo) = [out +] sum_k a(i, k) b(k, j). Operands through accessors.
 // Barriers before and after: callers need none around a product.
 template <class Tr, int M, int N, int K, bool ACC, class FA, class FB>
 __device__ void mm(float* out, int ldo, FA a, FB b, __nv_bfloat16* st) {
   __syncthreads();
-  if constexpr (Tr::tc) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-    __trap();  // bf16 WMMA needs sm_80 or newer: build with CMAKE_CUDA_ARCHITECTURES=90 for the H200
-#else
-    using namespace nvcuda;
-    constexpr int LA = K + 8, LB = N + 8;
-    __nv_bfloat16* sa = st;
-    __nv_bfloat16* sb = st + Tr::MX * Tr::LDS;
-    for (int e = threadIdx.x; e < M * K; e += NT) sa[(e / K) * LA + e % K] = to_bf16(a(e / K, e % K));
-    for (int e = threadIdx.x; e < K * N; e += NT) sb[(e / N) * LB + e % N] = to_bf16(b(e / N, e % N));
-    __syncthreads();
-    const int warp = threadIdx.x / 32;
-    constexpr int TM = M / 16, TN = N / 16;
-    for (int tile = warp; tile < TM * TN; tile += NT / 32) {
-      const int r0 = (tile / TN) * 16, c0 = (tile % TN) * 16;
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      if constexpr (ACC) {
-        wmma::load_matrix_sync(acc, out + r0 * ldo + c0, ldo, wmma::mem_row_major);
-      } else {
-        wmma::fill_fragment(acc, 0.0f);
-      }
-#pragma unroll
-      for (int k0 = 0; k0 < K; k0 += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> fb;
-        wmma::load_matrix_sync(fa, sa + r0 * LA + k0, LA);
-        wmma::load_matrix_sync(fb, sb + k0 * LB + c0, LB);
-        wmma::mma_sync(acc, fa, fb, acc);
-      }
-      wmma::store_matrix_sync(out + r0 * ldo + c0, acc, ldo, wmma::mem_row_major);
-    }
-#endif
+  if constexpr (Tr::tc_tf32) {
+    mm_tc<Tr, M, N, K, ACC, nvcuda::wmma::precision::tf32, float, 8>(out, ldo, a, b, reinterpret_cast<float*>(st),
+                                                                     [](float x) { return to_tf32(x); });
+  } else if constexpr (Tr::tc) {
+    mm_tc<Tr, M, N, K, ACC, __nv_bfloat16, __nv_bfloat16, 16>(out, ldo, a, b, st, [](float x) { return to_bf16(x); });
   } else {
     // chunked-fp32: float products on the CUDA cores (no TF32), k in increasing order.
     for (int e = threadIdx.x; e < M * N; e += NT) {

@@ -40,21 +40,37 @@ std::vector<T> download(const DeviceBuffer& d, std::size_t n) {
   return x;
 }
 
+__global__ void round_tf32_kernel(const float* x, float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = chunked::to_tf32(x[i]);
+}
+
 }  // namespace
 
-void launch_chunked(const FusedParams& p, bool bf16, int C, void* stream) {
+std::vector<float> device_round_tf32(const std::vector<float>& x) {
+  const DeviceBuffer in = upload(x), out = device_alloc(x.size() * 4);
+  const int n = int(x.size());
+  if (n > 0) round_tf32_kernel<<<(n + 255) / 256, 256>>>(static_cast<const float*>(in.get()), static_cast<float*>(out.get()), n);
+  VLA_CUDA_CHECK(cudaGetLastError());
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  return download<float>(out, x.size());
+}
+
+void launch_chunked(const FusedParams& p, impl::ChunkedKind kind, int C, void* stream) {
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("chunked kernel: B, T and H must be >= 1");
   const auto s = static_cast<cudaStream_t>(stream);
-  if (bf16) return chunked::launch_prec<PrecBf16>(p, C, s);
+  if (kind == impl::ChunkedKind::bf16) return chunked::launch_prec<PrecBf16>(p, C, s);
+  if (kind == impl::ChunkedKind::tf32) return chunked::launch_prec<chunked::PrecTf32>(p, C, s);
   return chunked::launch_prec<PrecFp32>(p, C, s);
 }
 
-KernelInfo chunked_kernel_info(bool bf16, int D, int C) {
-  if (bf16) return chunked::info_prec<PrecBf16>(D, C);
+KernelInfo chunked_kernel_info(impl::ChunkedKind kind, int D, int C) {
+  if (kind == impl::ChunkedKind::bf16) return chunked::info_prec<PrecBf16>(D, C);
+  if (kind == impl::ChunkedKind::tf32) return chunked::info_prec<chunked::PrecTf32>(D, C);
   return chunked::info_prec<PrecFp32>(D, C);
 }
 
-Outputs run_cuda_chunked(const HostInputs& in, const Options& opt, bool bf16, int C) {
+Outputs run_cuda_chunked(const HostInputs& in, const Options& opt, impl::ChunkedKind kind, int C) {
   const Dims& d = in.dims;
   FusedParams p = make_params(opt, d, in.has_u);
   DeviceBuffer buf[4];
@@ -79,7 +95,7 @@ Outputs run_cuda_chunked(const HostInputs& in, const Options& opt, bool bf16, in
   p.S = static_cast<float*>(S.get());
   p.A = static_cast<float*>(A.get());
   p.state_norm = static_cast<float*>(norm.get());
-  launch_chunked(p, bf16, C, nullptr);
+  launch_chunked(p, kind, C, nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
   Outputs out;
   out.allocate(d, true);

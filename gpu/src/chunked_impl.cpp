@@ -17,16 +17,21 @@
 
 namespace vla::impl {
 
-std::string to_string(ChunkedKind k) { return k == ChunkedKind::fp32 ? "chunked-fp32" : "chunked-bf16"; }
+std::string to_string(ChunkedKind k) {
+  return k == ChunkedKind::fp32 ? "chunked-fp32" : k == ChunkedKind::bf16 ? "chunked-bf16" : "chunked-tf32";
+}
 ChunkedKind parse_chunked_kind(std::string_view s) {
   if (s == "chunked-fp32") return ChunkedKind::fp32;
   if (s == "chunked-bf16") return ChunkedKind::bf16;
-  throw std::invalid_argument("unknown chunked implementation '" + std::string(s) + "' (expected chunked-fp32, chunked-bf16)");
+  if (s == "chunked-tf32") return ChunkedKind::tf32;
+  throw std::invalid_argument("unknown chunked implementation '" + std::string(s) +
+                              "' (expected chunked-fp32, chunked-bf16, chunked-tf32)");
 }
 
 bool chunked_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
 
-Kind baseline_kind(ChunkedKind k) { return k == ChunkedKind::fp32 ? Kind::fp32 : Kind::bf16_state; }
+Kind baseline_kind(ChunkedKind k) { return k == ChunkedKind::bf16 ? Kind::bf16_state : Kind::fp32; }
+Kind input_kind(ChunkedKind k) { return k == ChunkedKind::bf16 ? Kind::bf16 : Kind::fp32; }
 
 namespace {
 
@@ -42,45 +47,45 @@ Outputs twin(const gpu::HostInputs& in, const Options& opt, int C, bool bf16_out
     x.resize(n);
     for (std::size_t i = 0; i < n; ++i) x[i] = in.value(w, i);
   }
-  const auto r = ref::run_chunked<float, Ops>(s, opt, C);
-  Outputs out;
-  out.allocate(d, true);
-  for (std::size_t i = 0; i < r.o.size(); ++i) out.o[i] = bf16_out ? core::round_bf16(r.o[i]) : r.o[i];
-  for (std::size_t i = 0; i < r.S.size(); ++i) out.S[i] = r.S[i];
-  for (std::size_t i = 0; i < r.A.size(); ++i) out.A[i] = r.A[i];
-  for (std::size_t i = 0; i < r.state_norm.size(); ++i) out.state_norm[i] = r.state_norm[i];
-  return out;
+  return gpu::run_twin<Ops>(s, opt, C, bf16_out);
 }
 
 }  // namespace
 
-Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Device device, int C) {
+std::string chunked_unsupported(const Dims& d, const Options& opt, ChunkedKind kind, int C) {
   const std::string name = to_string(kind);
-  validate(opt);
-  if (opt.model != Model::vla) throw std::invalid_argument("implementation '" + name + "' runs the VLA recurrence only");
-  const Dims& d = s.dims;
-  if (d.B < 1 || d.T < 1 || d.H < 1) throw std::invalid_argument("implementation '" + name + "': B, T and H must be >= 1");
-  if (d.Dk != d.Dv) throw std::invalid_argument("implementation '" + name + "' needs Dk = Dv");
+  if (opt.model != Model::vla) return "implementation '" + name + "' runs the VLA recurrence only";
+  if (d.Dk != d.Dv) return "implementation '" + name + "' needs Dk = Dv";
   if (!chunked_supported(d.Dk, C))
-    throw std::invalid_argument("implementation '" + name + "' supports D in {16, 32, 64} and chunk sizes 32, 64 (got D=" +
-                                std::to_string(d.Dk) + ", C=" + std::to_string(C) + ")");
-  validate_stream(s, opt);
-  const bool bf16 = kind == ChunkedKind::bf16;
+    return "implementation '" + name + "' supports D in {16, 32, 64} and chunk sizes 32, 64 (got D=" + std::to_string(d.Dk) +
+           ", C=" + std::to_string(C) + ")";
   // Measured (tests/gpu/test_chunked_twin.cpp, UnnormalisedKeysBreakBf16Operands):
   // with unnormalised keys the state's unit triangular system I + strict_upper(Ah^T K)
   // has entries that make its inverse grow like 2^C, and bf16 operands' errors are
   // amplified by that (errors up to 1e21 times the model's scale at C = 64).
-  if (bf16 && !opt.normalize_key())
-    throw std::invalid_argument("implementation '" + name + "' needs unit keys (--normalize both or key): with --normalize " +
-                                to_string(opt.normalize) +
-                                " its triangular solves amplify bf16 operand rounding beyond the error model; use chunked-fp32");
+  if (kind == ChunkedKind::bf16 && !opt.normalize_key())
+    return "implementation '" + name + "' needs unit keys (--normalize both or key): with --normalize " + to_string(opt.normalize) +
+           " its triangular solves amplify bf16 operand rounding beyond the error model; use chunked-fp32";
+  return "";
+}
+
+Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Device device, int C) {
+  const std::string name = to_string(kind);
+  validate(opt);
+  const Dims& d = s.dims;
+  if (d.B < 1 || d.T < 1 || d.H < 1) throw std::invalid_argument("implementation '" + name + "': B, T and H must be >= 1");
+  if (const std::string why = chunked_unsupported(d, opt, kind, C); !why.empty()) throw std::invalid_argument(why);
+  validate_stream(s, opt);
+  const bool bf16 = kind == ChunkedKind::bf16;
   const gpu::HostInputs in = gpu::prepare_inputs(s, bf16);
   gpu::check_rounded_keys(in, opt);
-  if (device == Device::cpu)
+  if (device == Device::cpu) {
+    if (kind == ChunkedKind::tf32) return twin<gpu::Tf32Operands>(in, opt, C, false);
     return bf16 ? twin<gpu::Bf16Operands>(in, opt, C, true) : twin<ref::ExactOperands>(in, opt, C, false);
+  }
 #if defined(VLA_HAVE_CUDA)
   if (!gpu::cuda_device_present()) throw std::runtime_error("implementation '" + name + "' on cuda: no CUDA device is visible");
-  return gpu::run_cuda_chunked(in, opt, bf16, C);
+  return gpu::run_cuda_chunked(in, opt, kind, C);
 #else
   throw std::runtime_error("implementation '" + name + "' on cuda: this build has no CUDA kernels; use --device cpu");
 #endif
@@ -91,9 +96,31 @@ Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Devic
 namespace vla::accuracy {
 // chunked-bf16: the state enters every product rounded to bf16, once per chunk;
 // its unit roundoff is bf16's (the bf16-state policy rounds it once per step, so
-// its plain baseline bounds the conditioning from above).
+// its plain baseline bounds the conditioning from above). chunked-tf32 likewise
+// at tf32's unit roundoff 2^-11 (11 significant bits, round to nearest), with o
+// stored in float (docs/CHUNKED.md, "tf32").
 Precision precision_of(impl::ChunkedKind kind) {
-  const double f32 = std::ldexp(1.0, -24), bf = std::ldexp(1.0, -8);
-  return kind == impl::ChunkedKind::fp32 ? Precision{"chunked-fp32", f32, f32, false} : Precision{"chunked-bf16", bf, bf, true};
+  const double f32 = std::ldexp(1.0, -24), bf = std::ldexp(1.0, -8), tf = std::ldexp(1.0, -11);
+  switch (kind) {
+    case impl::ChunkedKind::fp32: return {"chunked-fp32", f32, f32, false};
+    case impl::ChunkedKind::bf16: return {"chunked-bf16", bf, bf, true};
+    case impl::ChunkedKind::tf32: return {"chunked-tf32", f32, tf, false};
+  }
+  throw std::logic_error("precision_of: unknown chunked kind");
+}
+
+namespace {
+StateRounding state_rounding(impl::ChunkedKind kind) {
+  return kind == impl::ChunkedKind::tf32 ? StateRounding::tf32
+         : kind == impl::ChunkedKind::bf16 ? StateRounding::bf16
+                                            : StateRounding::none;
+}
+}  // namespace
+
+std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, impl::ChunkedKind kind, int samples) {
+  return baselines(rounded, opt, state_rounding(kind), samples);
+}
+std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, impl::ChunkedKind kind, int first, int count) {
+  return more_baselines(rounded, opt, state_rounding(kind), first, count);
 }
 }  // namespace vla::accuracy

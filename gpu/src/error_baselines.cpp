@@ -10,6 +10,7 @@
 
 #include "vla/core/bf16.hpp"
 #include "vla/gpu/precision.hpp"
+#include "vla/gpu/tf32.hpp"
 #include "vla/gpu/twin_policy.hpp"
 #include "vla/reference/run.hpp"
 
@@ -63,7 +64,15 @@ struct Mc {
   friend Mc vexp(const Mc& a) { return Mc(round_at_random(std::exp(a.v))); }
 };
 
-template <bool Bf16State>
+// The policy's rounding of S and A when stored (StateRounding).
+template <StateRounding R>
+double store_rounded(double x) {
+  if constexpr (R == StateRounding::bf16) return double(core::round_bf16_from_double(x));
+  else if constexpr (R == StateRounding::tf32) return double(gpu::round_tf32(static_cast<float>(x)));  // (a tie lost to the double rounding only moves a random baseline)
+  else return x;
+}
+
+template <StateRounding R>
 struct McPolicy {
   using T = Mc;
   static T dot(const T* a, const T* b, int n) {
@@ -71,7 +80,7 @@ struct McPolicy {
     for (int j = 0; j < n; ++j) acc = vfma(a[j], b[j], acc);
     return acc;
   }
-  static T store_state(const T& x) { return Bf16State ? T(double(core::round_bf16_from_double(x.v))) : x; }
+  static T store_state(const T& x) { return T(store_rounded<R>(x.v)); }
   static T store_out(const T& x) { return x; }
 };
 
@@ -97,10 +106,27 @@ Outputs run_with(const Stream& s, const Options& opt) {
   return out;
 }
 
-template <bool Bf16State>
+template <StateRounding R>
 Outputs run_random(const Stream& s, const Options& opt, int sample) {
   tl_rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(sample + 1) + 0x632be59bd9b4e019ull;
-  return run_with<Mc, McPolicy<Bf16State>>(s, opt);
+  return run_with<Mc, McPolicy<R>>(s, opt);
+}
+
+Outputs run_random(const Stream& s, const Options& opt, StateRounding r, int sample) {
+  switch (r) {
+    case StateRounding::bf16: return run_random<StateRounding::bf16>(s, opt, sample);
+    case StateRounding::tf32: return run_random<StateRounding::tf32>(s, opt, sample);
+    default: return run_random<StateRounding::none>(s, opt, sample);
+  }
+}
+
+// tf32-state: S and A rounded to tf32 when stored (float arithmetic in between).
+struct PrecTf32State : gpu::PrecFp32 {
+  static float store_state(float x) { return gpu::round_tf32(x); }
+};
+
+StateRounding state_rounding(impl::Kind kind) {
+  return kind == impl::Kind::bf16_state ? StateRounding::bf16 : StateRounding::none;
 }
 
 // The policy's storage rounding of S and A, with o left unrounded.
@@ -112,26 +138,33 @@ struct OutUnrounded {
 
 }  // namespace
 
-std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, impl::Kind kind, int samples) {
+std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, StateRounding state, int samples) {
   if (samples < 0) throw std::invalid_argument("error model: negative number of baseline samples");
   if (opt.model != Model::vla) throw std::invalid_argument("error model: the baselines run the VLA recurrence only");
   std::vector<Outputs> out;
   // Deterministic round to nearest, one plain order: its errors can add up
   // with a bias that random rounding does not have (docs/ERROR_MODEL.md).
-  if (kind == impl::Kind::bf16_state) out.push_back(run_with<float, gpu::PlainPolicy<OutUnrounded<gpu::PrecBf16State>>>(rounded, opt));
+  if (state == StateRounding::bf16) out.push_back(run_with<float, gpu::PlainPolicy<OutUnrounded<gpu::PrecBf16State>>>(rounded, opt));
+  else if (state == StateRounding::tf32) out.push_back(run_with<float, gpu::PlainPolicy<OutUnrounded<PrecTf32State>>>(rounded, opt));
   else out.push_back(run_with<float, gpu::PlainPolicy<OutUnrounded<gpu::PrecFp32>>>(rounded, opt));
-  for (int k = 0; k < samples; ++k)
-    out.push_back(kind == impl::Kind::bf16_state ? run_random<true>(rounded, opt, k) : run_random<false>(rounded, opt, k));
+  for (int k = 0; k < samples; ++k) out.push_back(run_random(rounded, opt, state, k));
+  return out;
+}
+
+std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, impl::Kind kind, int samples) {
+  return baselines(rounded, opt, state_rounding(kind), samples);
+}
+
+std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, StateRounding state, int first, int count) {
+  if (first < 0 || count < 0) throw std::invalid_argument("error model: negative baseline sample index or count");
+  if (opt.model != Model::vla) throw std::invalid_argument("error model: the baselines run the VLA recurrence only");
+  std::vector<Outputs> out;
+  for (int k = first; k < first + count; ++k) out.push_back(run_random(rounded, opt, state, k));
   return out;
 }
 
 std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, impl::Kind kind, int first, int count) {
-  if (first < 0 || count < 0) throw std::invalid_argument("error model: negative baseline sample index or count");
-  if (opt.model != Model::vla) throw std::invalid_argument("error model: the baselines run the VLA recurrence only");
-  std::vector<Outputs> out;
-  for (int k = first; k < first + count; ++k)
-    out.push_back(kind == impl::Kind::bf16_state ? run_random<true>(rounded, opt, k) : run_random<false>(rounded, opt, k));
-  return out;
+  return more_baselines(rounded, opt, state_rounding(kind), first, count);
 }
 
 }  // namespace vla::accuracy

@@ -14,6 +14,8 @@
 #include "chunked_streams.hpp"
 #include "streams.hpp"
 #include "vla/gpu/chunked.hpp"
+#include "vla/gpu/chunked_launch.hpp"
+#include "vla/gpu/tf32.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
 
@@ -57,7 +59,7 @@ struct Case {
 void run_case(const Case& c, std::uint64_t seed) {
   const Stream s0 = c.collinear_eps > 0 ? ts::make_collinear(c.B, c.T, c.H, c.D, c.collinear_eps, c.alternate, seed)
                                         : ts::make_stream(c.B, c.T, c.H, c.D, seed, c.fam, c.with_u);
-  for (ChunkedKind kind : {ChunkedKind::fp32, ChunkedKind::bf16}) {
+  for (ChunkedKind kind : {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32}) {
     ++runs;
     const std::string tag = c.name + " " + impl::to_string(kind) + " C=" + std::to_string(c.C) + " B=" + std::to_string(c.B) +
                             " T=" + std::to_string(c.T) + " H=" + std::to_string(c.H) + " D=" + std::to_string(c.D);
@@ -72,12 +74,12 @@ void run_case(const Case& c, std::uint64_t seed) {
       continue;
     }
     try {
-      const impl::Kind in_kind = kind == ChunkedKind::fp32 ? impl::Kind::fp32 : impl::Kind::bf16;
+      const impl::Kind in_kind = impl::input_kind(kind);
       const Stream s = ts::rounded_for(s0, in_kind);
       const Outputs gpu = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
       const Outputs twin = impl::run_chunked(s, c.opt, kind, impl::Device::cpu, c.C);
       const Outputs ref = ts::reference_double(s, c.opt);
-      const ts::Baselines base = ts::baselines(s, c.opt, impl::baseline_kind(kind));
+      const ts::Baselines base{accuracy::baselines(s, c.opt, kind)};
       const auto prec = accuracy::precision_of(kind);
       const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
       const auto vt = accuracy::check(twin, ref, base.ptrs(), prec);
@@ -99,6 +101,32 @@ void run_case(const Case& c, std::uint64_t seed) {
       fail(tag + ": " + e.what());
     }
   }
+}
+
+// The twin's tf32 rounding (gpu::round_tf32) against the device's conversion
+// on edge cases (ties both signs, subnormals, binade tops, overflow, Inf) and a
+// sweep of bit patterns; NaN inputs need only stay non-finite (documented in tf32.hpp).
+void check_tf32_rounding() {
+#if defined(VLA_HAVE_CUDA)
+  std::vector<std::uint32_t> bits{0x00000000u, 0x80000000u, 0x3f800000u, 0x3f801000u, 0xbf801000u, 0x3f800fffu, 0x3f801001u,
+                                  0x3f803000u, 0x3ffff000u, 0x00000001u, 0x00001000u, 0x80001000u, 0x00000fffu, 0x007ff000u,
+                                  0x7f7fe000u, 0x7f7fefffu, 0x7f7ff000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u};
+  for (std::uint32_t u = 0; u < (1u << 20); ++u) bits.push_back(u * 4099u + (u >> 7));  // spread over all patterns
+  std::vector<float> x;
+  for (std::uint32_t b : bits) x.push_back(core::bits_float(b));
+  const std::vector<float> dev = gpu::device_round_tf32(x);
+  int bad = 0, checked = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float host = gpu::round_tf32(x[i]);
+    ++checked;
+    if (std::isnan(x[i]) ? std::isfinite(dev[i]) : core::float_bits(host) != core::float_bits(dev[i])) {
+      if (bad++ < 5) std::printf("FAIL tf32 rounding of 0x%08x: device 0x%08x, twin 0x%08x\n", core::float_bits(x[i]), core::float_bits(dev[i]), core::float_bits(host));
+    }
+  }
+  ++runs;
+  if (bad) fail("tf32 rounding: " + std::to_string(bad) + " of " + std::to_string(checked) + " values differ from the device");
+  else std::printf("ok   tf32 rounding: twin equals the device's cvt.rna.tf32.f32 on %d values\n", checked);
+#endif
 }
 
 std::vector<Case> cases_for(bool quick) {
@@ -175,6 +203,7 @@ int main(int argc, char** argv) {
     std::printf("test_gpu_chunked_cuda: no CUDA device visible (or built without CUDA): chunked kernel tests not run\n");
     return 0;
   }
+  if (shard == 0) check_tf32_rounding();
   std::uint64_t seed = 4242;
   int index = 0;
   for (const Case& c : cases_for(quick)) {

@@ -22,11 +22,10 @@ using impl::ChunkedKind;
 namespace {
 
 accuracy::Verdict check_twin(const Stream& s0, const Options& opt, ChunkedKind kind, int C) {
-  const impl::Kind base_kind = impl::baseline_kind(kind);
-  const Stream s = ts::rounded_for(s0, kind == ChunkedKind::fp32 ? impl::Kind::fp32 : impl::Kind::bf16);
+  const Stream s = ts::rounded_for(s0, impl::input_kind(kind));
   const Outputs twin = impl::run_chunked(s, opt, kind, impl::Device::cpu, C);
   const Outputs ref = ts::reference_double(s, opt);
-  const ts::Baselines base = ts::baselines(s, opt, base_kind);
+  const ts::Baselines base{accuracy::baselines(s, opt, kind)};
   return accuracy::check(twin, ref, base.ptrs(), accuracy::precision_of(kind));
 }
 
@@ -35,7 +34,7 @@ std::string tag(const std::string& name, ChunkedKind kind, int C, const Dims& d)
          " H=" + std::to_string(d.H) + " D=" + std::to_string(d.Dk);
 }
 
-constexpr ChunkedKind kKinds[] = {ChunkedKind::fp32, ChunkedKind::bf16};
+constexpr ChunkedKind kKinds[] = {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32};
 
 }  // namespace
 
@@ -136,6 +135,7 @@ TEST(ChunkedTwin, RejectsUnsupportedShapesClearly) {
   const Stream s2 = ts::make_stream(1, 10, 1, 64, 1);
   EXPECT_THROW(impl::run_chunked(s2, Options{}, ChunkedKind::fp32, impl::Device::cpu, 48), std::invalid_argument);
   EXPECT_EQ(impl::parse_chunked_kind("chunked-bf16"), ChunkedKind::bf16);
+  EXPECT_EQ(impl::parse_chunked_kind("chunked-tf32"), ChunkedKind::tf32);
   EXPECT_THROW(impl::parse_chunked_kind("chunked"), std::invalid_argument);
 }
 

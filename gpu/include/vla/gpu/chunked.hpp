@@ -8,6 +8,9 @@
 //                 state A and S too, rounded as they enter a product; stored in
 //                 float between chunks) with float accumulation: the
 //                 tensor-core policy. LDL^T, triangular solves, norms in float.
+//   chunked-tf32  float in/out; every matrix product takes tf32 operands (10
+//                 fraction bits, rounded as cvt.rna.tf32.f32 does: vla/gpu/tf32.hpp)
+//                 with float accumulation; the rest as chunked-fp32.
 // The twin is vla::ref::run_chunked<float, Ops> with Ops the operand rounding:
 // the same maths as the reference, only the products' operands rounded. It is
 // not bitwise equal to the kernel (tensor-core accumulation order is the
@@ -16,21 +19,27 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gpu/error_baselines.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
 
 namespace vla::impl {
 
-enum class ChunkedKind { fp32, bf16 };
+enum class ChunkedKind { fp32, bf16, tf32 };
 std::string to_string(ChunkedKind);
-ChunkedKind parse_chunked_kind(std::string_view);  // "chunked-fp32", "chunked-bf16"
+ChunkedKind parse_chunked_kind(std::string_view);  // "chunked-fp32", "chunked-bf16", "chunked-tf32"
 
 // Shapes the chunked kernel supports: Dk = Dv = D in {16, 32, 64} and chunk size
 // C in {32, 64} (D = 128 does not fit its shared-memory plan: rejected).
 bool chunked_supported(int D, int C);
+// Why the chunked implementation `kind` with chunk size C does not run a stream
+// of dims `d` with options `opt` (empty: it does): the shapes above, the VLA
+// model only, and unit keys for chunked-bf16 (run_chunked throws this reason).
+std::string chunked_unsupported(const Dims& d, const Options& opt, ChunkedKind kind, int C);
 
 // Runs the chunked implementation `kind` with chunk size C on `device`
 // (Device::cpu = the CPU twin). All spec options of the VLA model are supported
@@ -43,9 +52,18 @@ Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Devic
 // conditioning for the error model, and the precision the error model checks
 // against (docs/ERROR_MODEL.md; see the chunked section of the report).
 Kind baseline_kind(ChunkedKind);
+// The fused kind with the same input type: the inputs are rounded as it rounds
+// them (float for chunked-fp32 and chunked-tf32, bf16 for chunked-bf16).
+Kind input_kind(ChunkedKind);
 
 }  // namespace vla::impl
 
 namespace vla::accuracy {
 Precision precision_of(impl::ChunkedKind kind);
+// The error model's baselines for a chunked policy (error_baselines.hpp): those
+// of baseline_kind(kind), except chunked-tf32's, whose state is stored rounded to
+// tf32 (accuracy::StateRounding::tf32; docs/CHUNKED.md, "tf32").
+std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, impl::ChunkedKind kind, int samples = kBaselineSamples);
+std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, impl::ChunkedKind kind, int first,
+                                    int count = kEscalationSamples);
 }

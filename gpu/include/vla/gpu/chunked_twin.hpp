@@ -4,6 +4,8 @@
 #pragma once
 
 #include "vla/core/bf16.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/tf32.hpp"
 #include "vla/reference/chunked.hpp"
 
 namespace vla::gpu {
@@ -12,5 +14,28 @@ namespace vla::gpu {
 struct Bf16Operands {
   static ref::Mat<float> op(const ref::Mat<float>& m) { return m.unaryExpr([](float x) { return core::round_bf16(x); }); }
 };
+
+// TF32 tensor-core operands: every entry rounded as cvt.rna.tf32.f32 rounds it
+// (float accumulation follows; a product of two tf32 values is exact in float).
+struct Tf32Operands {
+  static ref::Mat<float> op(const ref::Mat<float>& m) { return m.unaryExpr([](float x) { return round_tf32(x); }); }
+};
+
+// The twin on a stream already rounded to the kernel's input type (float and
+// bf16 values are doubles exactly, so converting them to float is exact): the
+// chunked reference at float with operand policy Ops and structure policy
+// Structure (ref::ChunkStructure in production; the gate's chunk-boundary
+// mutants replace it), o stored as the kernel stores it.
+template <class Ops, class Structure = ref::ChunkStructure>
+Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
+  const auto r = ref::run_chunked<float, Ops, Structure>(rounded, opt, C);
+  Outputs out;
+  out.allocate(rounded.dims, true);
+  for (std::size_t i = 0; i < r.o.size(); ++i) out.o[i] = bf16_out ? core::round_bf16(r.o[i]) : r.o[i];
+  for (std::size_t i = 0; i < r.S.size(); ++i) out.S[i] = r.S[i];
+  for (std::size_t i = 0; i < r.A.size(); ++i) out.A[i] = r.A[i];
+  for (std::size_t i = 0; i < r.state_norm.size(); ++i) out.state_norm[i] = r.state_norm[i];
+  return out;
+}
 
 }  // namespace vla::gpu

@@ -33,10 +33,17 @@ inline constexpr int kBaselineSamples = 3;
 // type). Deterministic: sample k always uses the same random sequence.
 std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, impl::Kind kind, int samples = kBaselineSamples);
 
+// Where the policy stores S and A rounded between steps: bf16 (bf16-state), or
+// tf32 for a policy whose state enters tensor-core products as tf32 operands
+// (chunked-tf32, vla/gpu/chunked.hpp). The Kind overloads pick none or bf16.
+enum class StateRounding { none, bf16, tf32 };
+std::vector<Outputs> baselines(const Stream& rounded, const Options& opt, StateRounding state, int samples);
+
 // A second look before a failing verdict stands (docs/ERROR_MODEL.md,
 // "Escalation"): Monte Carlo samples first .. first + count - 1, no plain run.
 inline constexpr int kEscalationSamples = 16;
 std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, impl::Kind kind, int first,
                                     int count = kEscalationSamples);
+std::vector<Outputs> more_baselines(const Stream& rounded, const Options& opt, StateRounding state, int first, int count);
 
 }  // namespace vla::accuracy

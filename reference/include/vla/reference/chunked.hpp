@@ -21,6 +21,9 @@
 //   Readout and norms as products too: Y = S_c Phi_q + R triu(Ah^T Phi_q), and
 //   ||S_t||_F^2 = ||S_c||^2 + sum_{i<=t} (2 r_i.(S_c a^_i) + sum_{j<=t} (r_i.r_j)(a^_i.a^_j)).
 //
+// Structure policy `Structure` (ChunkStructure below): the triangular solve of
+// the state and the chunk-to-chunk hand-over, replaceable at build time.
+//
 // Operands policy `Ops`: every matrix product takes its operands through
 // Ops::op (identity for the reference; bf16 rounding for the twin of a
 // tensor-core kernel, gpu/include/vla/gpu/chunked.hpp). Products are the only
@@ -70,6 +73,35 @@ void ldl_with_floor(const Mat<Scalar>& G, double floor, Mat<Scalar>& L, std::vec
   }
 }
 
+// The chunk-boundary structure of the form: how the state's triangular system is
+// solved and how a chunk hands A and S to the next. This is the production form;
+// the gate's chunk-boundary mutants (gate/src/mutants_chunked.cpp) are this
+// policy with one piece replaced, so that a planted defect is compiled, never
+// switched on in the code under test.
+struct ChunkStructure {
+  // R T = Rhs with T = I + strict_upper(AK), AK(i, t) = a^_i . k^_t.
+  template <class M>
+  static M state_solve(const M& Rhs, const M& AK) {
+    const int len = int(AK.rows());
+    M Tm = M::Identity(len, len);
+    for (int i = 0; i < len; ++i)
+      for (int t = i + 1; t < len; ++t) Tm(i, t) = AK(i, t);
+    // R T = Rhs  <=>  T^T R^T = Rhs^T with T^T unit lower.
+    return Tm.transpose().template triangularView<Eigen::UnitLower>().solve(Rhs.transpose()).transpose();
+  }
+  // A_{c+1} = A_c - Z D^{-1} Z^T (`update`); A0 is the head's initial A.
+  template <class M>
+  static void next_A(M& A, const M& update, const M& /*A0*/) {
+    A -= update;
+  }
+  // S_{c+1} = S_c + R Ah^T (`update`), i.e. the chunk's affine map S -> S P + Q
+  // with P = I - K T^{-1} Ah^T applied on the right (K, AK as in state_solve).
+  template <class M>
+  static void next_S(M& S, const M& update, const M& /*K*/, const M& /*Ah*/, const M& /*AK*/) {
+    S += update;
+  }
+};
+
 // Operands of the products used as they are.
 struct ExactOperands {
   template <class M>
@@ -78,7 +110,7 @@ struct ExactOperands {
   }
 };
 
-template <class Scalar, class Ops = ExactOperands>
+template <class Scalar, class Ops = ExactOperands, class Structure = ChunkStructure>
 Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
   using M = Mat<Scalar>;
   const auto op = [](const M& m) -> decltype(auto) { return Ops::op(m); };
@@ -96,7 +128,8 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
 
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
-      M A = M::Identity(d.Dk, d.Dk) * Scalar(Scalar(1) / Scalar(opt.lambda0));
+      const M A0 = M::Identity(d.Dk, d.Dk) * Scalar(Scalar(1) / Scalar(opt.lambda0));
+      M A = A0;
       M S = M::Zero(d.Dv, d.Dk);
       Eigen::Matrix<Scalar, Eigen::Dynamic, 1> n = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Zero(d.Dk);
       for (int t0 = 0; t0 < d.T;) {
@@ -139,12 +172,8 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         }
         // State: R T = V - S K with T = I + strict_upper(Ah^T K).
         const M AK = op(Ah).transpose() * op(K);
-        M Tm = M::Identity(len, len);
-        for (int i = 0; i < len; ++i)
-          for (int t = i + 1; t < len; ++t) Tm(i, t) = AK(i, t);
         const M Rhs = V - op(S) * op(K);
-        // R T = Rhs  <=>  T^T R^T = Rhs^T with T^T unit lower.
-        const M R = Tm.transpose().template triangularView<Eigen::UnitLower>().solve(Rhs.transpose()).transpose();
+        const M R = Structure::state_solve(Rhs, AK);
         // Outputs of every step of the chunk: Y = S Phi_q + R triu(Ah^T Phi_q).
         M AQ = op(Ah).transpose() * op(PhiQ);  // AQ(i, t) = a^_i . phi(q_t)
         for (int i = 0; i < len; ++i)
@@ -171,9 +200,9 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         // Chunk-to-chunk step.
         M ZD = Z;
         for (int i = 0; i < len; ++i) ZD.col(i) /= D[i];
-        A -= op(ZD) * op(Z).transpose();
+        Structure::next_A(A, M(op(ZD) * op(Z).transpose()), A0);
         if (ridge) A += Scalar(opt.ridge) * M::Identity(d.Dk, d.Dk);
-        S += op(R) * op(Ah).transpose();
+        Structure::next_S(S, M(op(R) * op(Ah).transpose()), K, Ah, AK);
         t0 += len;
       }
       const std::size_t bh = std::size_t(b) * d.H + h;
