@@ -17,6 +17,10 @@
 //   static void row_sqnorms(const T* M, T* y, int rows, int n);  optional: y_i = dot(M_i, M_i)
 //   static T sum(const T* x, int n);                 optional: a sum in a fixed order (used for
 //                                                    ||S_t||_F^2 over the rows); left to right if absent
+//   static T norm(const T* x, int n);                optional: ||x||_2 (the reference's double and
+//                                                    binary128 rescale out of range); else sqrt(dot(x, x))
+//   static T frobenius_norm(const T* M, T* rows_scratch, int rows, int n);
+//                                                    optional: ||M||_F; else sqrt(sum(row_sqnorms))
 #pragma once
 
 #include <cstddef>
@@ -128,6 +132,30 @@ typename P::T policy_sum(const typename P::T* x, int n) {
   }
 }
 
+// ||x||_2: the policy's norm when it has one, else sqrt(dot(x, x)) (what the
+// kernels compute; their twins define no norm, so their arithmetic is this).
+template <class P>
+typename P::T policy_norm(const typename P::T* x, int n) {
+  if constexpr (requires { P::norm(x, n); }) {
+    return P::norm(x, n);
+  } else {
+    return vsqrt(P::dot(x, x, n));
+  }
+}
+
+// ||M||_F of a row-major rows x n matrix, rows_scratch holding rows entries: the
+// policy's when it has one, else the square root of the policy's sum of the
+// rows' squared norms.
+template <class P>
+typename P::T frobenius_norm(const typename P::T* M, typename P::T* rows_scratch, int rows, int n) {
+  if constexpr (requires { P::frobenius_norm(M, rows_scratch, rows, n); }) {
+    return P::frobenius_norm(M, rows_scratch, rows, n);
+  } else {
+    row_sqnorms<P>(M, rows_scratch, rows, n);
+    return vsqrt(policy_sum<P>(rows_scratch, rows));
+  }
+}
+
 // phi(k), its norm and k^ (normalised or not); shared by VLA and DeltaNet.
 template <class P>
 void key_features(const typename P::T* k, int dk, bool elu1, bool normalize,
@@ -135,7 +163,7 @@ void key_features(const typename P::T* k, int dk, bool elu1, bool normalize,
   using T = typename P::T;
   for (int j = 0; j < dk; ++j) w.phik[j] = phi(k[j], elu1);
   if (normalize) {
-    const T nk = vsqrt(P::dot(w.phik.data(), w.phik.data(), dk));
+    const T nk = policy_norm<P>(w.phik.data(), dk);
     for (int j = 0; j < dk; ++j) w.kh[j] = T(w.phik[j] / nk);
   } else {
     for (int j = 0; j < dk; ++j) w.kh[j] = w.phik[j];
@@ -154,8 +182,7 @@ void readout(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const ty
   if (opt.readout == Readout::ratio) den = readout_den(P::dot(st.n.data(), w.phiq.data(), dk), opt.den_floor);
   matvec<P>(st.S.data(), w.phiq.data(), w.y.data(), dv, dk);
   for (int i = 0; i < dv; ++i) o[i] = P::store_out(opt.readout == Readout::ratio ? T(w.y[i] / den) : w.y[i]);
-  row_sqnorms<P>(st.S.data(), w.rn.data(), dv, dk);
-  info.state_norm = vsqrt(policy_sum<P>(w.rn.data(), dv));
+  info.state_norm = frobenius_norm<P>(st.S.data(), w.rn.data(), dv, dk);
 }
 
 // One VLA step. q, k, u have dk entries, v has dv; u may be null (then u = k^).
@@ -175,7 +202,7 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   // Penalty direction.
   for (int j = 0; j < dk; ++j) w.u[j] = u_in ? u_in[j] : w.kh[j];
   if (opt.u_unit_scaled) {
-    const T nu = vsqrt(P::dot(w.u.data(), w.u.data(), dk));
+    const T nu = policy_norm<P>(w.u.data(), dk);
     const T inv_sqrt_dk = T(T(1) / vsqrt(T(dk)));
     for (int j = 0; j < dk; ++j) w.u[j] = T(T(w.u[j] / nu) * inv_sqrt_dk);
   }
@@ -195,7 +222,7 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
   // Gate: w = A_t k^, a^ = w / ||w||.
   matvec<P>(st.A.data(), w.kh.data(), w.w.data(), dk, dk);
   if (opt.normalize_gate()) {
-    const T nw = vsqrt(P::dot(w.w.data(), w.w.data(), dk));
+    const T nw = policy_norm<P>(w.w.data(), dk);
     for (int j = 0; j < dk; ++j) w.a[j] = T(w.w[j] / nw);
   } else {
     for (int j = 0; j < dk; ++j) w.a[j] = w.w[j];

@@ -11,10 +11,11 @@
 // thread's working precision, set with MpfrPrecision; a copy keeps its source's
 // precision. Every operation rounds to nearest once.
 //
-// Speed. Every fused multiply-add is fma_rndn (mpfr_fma.hpp: mpfr_fma's bits at
-// about two thirds of its cost). The in-place forms at the bottom (fma_into,
-// sm_update, state_update) let the generic step (core/recurrence.hpp) update an element with one mpfr
-// call: it calls them unqualified and argument-dependent lookup finds these.
+// Speed. Every fused multiply-add is fma_rndn (mpfr_fma.hpp: mpfr_fma's bits,
+// faster up to 256 bits). The in-place forms at the bottom (fma_into,
+// sm_update, state_update) let the generic step (core/recurrence.hpp) update an
+// element with one call: it calls them unqualified and argument-dependent
+// lookup finds these.
 // Up to kInlineBits the significand lives inside the object (MPFR's "custom"
 // interface), so a number is one 64-byte cache line, a temporary costs no
 // malloc and an operand costs no pointer chase; above it, MPFR allocates as usual.
