@@ -7,3 +7,8 @@ target_link_libraries(bench_gpu PRIVATE vla_twin vla_cuda)
 add_executable(bench_gpu_variants ${CMAKE_CURRENT_LIST_DIR}/bench_variants.cu)
 target_link_libraries(bench_gpu_variants PRIVATE vla_cuda)
 target_compile_options(bench_gpu_variants PRIVATE --fmad=false)
+# Latencies of the dependent chain's operations (clock64 microbenchmarks): the
+# terms of the per-step floor (reports/gpu/FLOOR.md). Needs sm_90 (clusters).
+add_executable(bench_gpu_latency ${CMAKE_CURRENT_LIST_DIR}/bench_latency.cu)
+target_link_libraries(bench_gpu_latency PRIVATE vla_cuda)
+set_target_properties(bench_gpu_latency PROPERTIES CUDA_ARCHITECTURES 90)

@@ -11,13 +11,19 @@
 // kept in shared memory. (Computed per step instead, every row group would
 // repeat it: measured, that was ~40% of the instructions of a step.)
 //
-// One step t, in three barrier-separated regions (B1, B2 are __syncthreads):
-//   before B1  z = A_{t-1} u_t by rows -> shared memory (end of step t-1)
-//   R1         z's column segment; delta = 1 + u.z; g = z / delta; A update (+ ridge);
-//              w = A_t k^ by rows -> shared memory; r = v - S_{t-1} k^; and, off the
-//              chain, the readout of step t-1 (o, partials of ||S||_F^2)
-//   R2         w's column segment; a = w / ||w||; S update; ||S_{t-1}||_F; every
-//              kChunk steps the next chunk's features; z for step t+1
+// One step t, one block-wide barrier (B) where the gate can be taken from z
+// (core::gate_from_z_exact: u = k^, no ridge this step, delta unfloored):
+//   before B  one pass over this thread's rows of A_{t-1} and S_{t-1}:
+//             z = A u and S k^ (row sums by reduce-scatter: each lane ends with
+//             one row), published by rows with r = v - S k^; off the chain, the
+//             readout of step t-1 (o, partials of ||S_{t-1}||_F^2)
+//   after B   z's column segment; delta = 1 + u.z and ||z||^2 in one pair of
+//             shuffle trees; g = z (1 / delta); A update (+ ridge); a = z (1 / ||z||)
+//             (or g when the gate is not normalised); S update (quotients by one
+//             reciprocal: TwinPolicy::divide_all)
+// Elsewhere (ridge steps, floored delta, u given or unit-scaled) the gate is
+// w = A_t k^: one more product, exchange and barrier. z and r are double-buffered
+// by step parity, so the next step's publication cannot overwrite them early.
 // Inputs travel global -> shared memory by cp.async into a ring of 2 kChunk
 // steps, a chunk ahead of the features that read them.
 #pragma once
@@ -47,18 +53,34 @@ __device__ __forceinline__ float group_sum(float x) {
   return x;
 }
 
-// a.b over D columns: this lane's CW-segment by sequential FMAs, then the group tree.
-template <class Tr>
-__device__ __forceinline__ float seg_dot(const float (&a)[Tr::CW], const float (&b)[Tr::CW]) {
-  float acc = 0.0f;
+// Row sums over the G lanes of a group, scattered: x[i] is this lane's partial
+// of row i (i < R); the lane returns the full sum of row c / (G / R). Each level
+// halves the rows a lane carries: lanes with bit M of c set keep the upper half
+// and send the lower one to their partner c ^ M. Every sum pairs the same lanes
+// as group_sum's butterfly, so a row's value is bit for bit group_sum's; it
+// costs R - 1 + log2(G) shuffles for the R rows instead of R log2(G).
+template <int G, int R>
+__device__ __forceinline__ float group_reduce_scatter(const float (&x)[R], int c) {
+  static_assert(R >= 1 && R <= G && (R & (R - 1)) == 0, "R: a power of two, at most G");
+  if constexpr (R == 1) {
+    return group_sum<G>(x[0]);
+  } else {
+    constexpr int H = R / 2, M = G / 2;
+    const bool upper = (c & M) != 0;
+    float y[H];
 #pragma unroll
-  for (int jj = 0; jj < Tr::CW; ++jj) acc = core::vfma(a[jj], b[jj], acc);
-  return group_sum<Tr::G>(acc);
+    for (int i = 0; i < H; ++i) {
+      const float send = upper ? x[i] : x[i + H];
+      const float keep = upper ? x[i + H] : x[i];
+      y[i] = keep + __shfl_xor_sync(0xffffffffu, send, M);
+    }
+    return group_reduce_scatter<M, H>(y, c);
+  }
 }
 
-// out_r = M_r . x for this thread's R rows (R independent chains, interleaved).
+// This lane's partials of M_r . x for its R rows (R independent FMA chains).
 template <class Tr>
-__device__ __forceinline__ void row_dots(const float (&M)[Tr::R][Tr::CW], const float (&x)[Tr::CW], float (&out)[Tr::R]) {
+__device__ __forceinline__ void row_partials(const float (&M)[Tr::R][Tr::CW], const float (&x)[Tr::CW], float (&out)[Tr::R]) {
 #pragma unroll
   for (int rr = 0; rr < Tr::R; ++rr) {
     float acc = 0.0f;
@@ -66,8 +88,15 @@ __device__ __forceinline__ void row_dots(const float (&M)[Tr::R][Tr::CW], const 
     for (int jj = 0; jj < Tr::CW; ++jj) acc = core::vfma(M[rr][jj], x[jj], acc);
     out[rr] = acc;
   }
+}
+
+// a.b over D columns: this lane's CW-segment by sequential FMAs, then the group tree.
+template <class Tr>
+__device__ __forceinline__ float seg_dot(const float (&a)[Tr::CW], const float (&b)[Tr::CW]) {
+  float acc = 0.0f;
 #pragma unroll
-  for (int rr = 0; rr < Tr::R; ++rr) out[rr] = group_sum<Tr::G>(out[rr]);
+  for (int jj = 0; jj < Tr::CW; ++jj) acc = core::vfma(a[jj], b[jj], acc);
+  return group_sum<Tr::G>(acc);
 }
 
 // CW consecutive floats from shared memory (16-byte loads).
@@ -80,6 +109,21 @@ __device__ __forceinline__ void load_floats(const float* p, float (&out)[CW]) {
     out[j + 1] = x.y;
     out[j + 2] = x.z;
     out[j + 3] = x.w;
+  }
+}
+
+// N consecutive floats from shared memory, N = 1, 2 or a multiple of 4 (aligned).
+template <int N>
+__device__ __forceinline__ void load_small(const float* p, float (&out)[N]) {
+  if constexpr (N % 4 == 0) {
+    load_floats<N>(p, out);
+  } else if constexpr (N == 2) {
+    const float2 x = *reinterpret_cast<const float2*>(p);
+    out[0] = x.x;
+    out[1] = x.y;
+  } else {
+    static_assert(N == 1, "N: 1, 2 or a multiple of 4");
+    out[0] = p[0];
   }
 }
 
@@ -108,8 +152,9 @@ struct FusedSmem {
   alignas(16) float u[2][kChunk][Tr::D];
   alignas(16) float phiq[2][kChunk][Tr::D];
   alignas(16) float scan[kChunk][Tr::D];   // a chunk's phi(k_t), then n_t
-  alignas(16) float z[Tr::D];              // z = A_{t-1} u_t, row-indexed
-  alignas(16) float w[Tr::D];              // w = A_t k^_t, row-indexed
+  alignas(16) float z[2][Tr::D];           // z = A_{t-1} u_t by rows, by step parity
+  alignas(16) float r[2][Tr::D];           // r = v_t - S_{t-1} k^_t by rows, by step parity
+  alignas(16) float w[Tr::D];              // w = A_t k^_t by rows (where the gate needs it)
   float den[2][kChunk];                    // ratio denominators, by chunk parity
   float frob[2][Tr::NW];                   // per-warp partials of ||S_t||_F^2, by step parity
 };
@@ -117,7 +162,7 @@ struct FusedSmem {
 template <class Tr, class Prec>
 __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
-  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, GPW = Tr::GPW, NW = Tr::NW, GROUPS = Tr::GROUPS;
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NW = Tr::NW, GROUPS = Tr::GROUPS;
   constexpr int kElemsPer16B = 16 / static_cast<int>(sizeof(In));
   constexpr int kChunksPerVec = D / kElemsPer16B;
   extern __shared__ __align__(16) unsigned char vla_smem[];
@@ -212,17 +257,27 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
       }
     }
     __syncthreads();
-    // n_t = n_{t-1} + phi(k_t), in step order, by the lanes of row group 0.
+    // n_t = n_{t-1} + phi(k_t), in step order, by the lanes of row group 0; the
+    // loads of NB steps issued together (only the additions are a chain; NB
+    // bounded so that the batch does not push A and S out of registers).
     if (gi == 0) {
+      constexpr int NB = CW <= 4 ? 4 : 1;
 #pragma unroll 1
-      for (int s = 0; s < ns; ++s) {
-        float x[CW];
-        load_floats<CW>(&sm.scan[s][c * CW], x);
+      for (int s0 = 0; s0 < ns; s0 += NB) {
+        float x[NB][CW];
 #pragma unroll
-        for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + x[jj];
+        for (int k = 0; k < NB; ++k)
+          if (s0 + k < ns) load_floats<CW>(&sm.scan[s0 + k][c * CW], x[k]);
 #pragma unroll
-        for (int jj = 0; jj < CW; jj += 4)
-          *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(n[jj], n[jj + 1], n[jj + 2], n[jj + 3]);
+        for (int k = 0; k < NB; ++k) {
+          if (s0 + k < ns) {
+#pragma unroll
+            for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + x[k][jj];
+#pragma unroll
+            for (int jj = 0; jj < CW; jj += 4)
+              *reinterpret_cast<float4*>(&sm.scan[s0 + k][c * CW + jj]) = make_float4(n[jj], n[jj + 1], n[jj + 2], n[jj + 3]);
+          }
+        }
       }
     }
     __syncthreads();
@@ -239,31 +294,36 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     }
   };
 
-  // Readout of step t with S = S_t: o_t rows, and this warp's partial of ||S_t||_F^2.
+  // This lane's row after a reduce-scatter (lanes c % SPAN == 0 own it; the
+  // other lanes of the span hold copies).
+  constexpr int SPAN = G / R;
+  const int row = gi * R + c / SPAN;
+  const bool owner = c % SPAN == 0;
+  const bool u_is_kh = p.u == nullptr && !p.u_unit_scaled;  // u = k^: the gate may come from z
+
+  // Readout of step t with S = S_t: o_t (one row per owner lane), and this warp's
+  // partial of ||S_t||_F^2: the rows' sums, then the warp's rows by the shuffle
+  // tree over lanes 16, 8, .., SPAN apart (TwinPolicy::sum's order).
   auto readout = [&](int t) {
     const int buf = (t / kChunk) & 1, s = t % kChunk;
-    float phiq[CW];
+    float phiq[CW], yp[R], np[R];
     load_floats<CW>(&sm.phiq[buf][s][c * CW], phiq);
-    const float den = p.ratio ? sm.den[buf][s] : 1.0f;
-    float y[R], nr[R];
-    row_dots<Tr>(S, phiq, y);
+    row_partials<Tr>(S, phiq, yp);
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
       float acc = 0.0f;
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) acc = core::vfma(S[rr][jj], S[rr][jj], acc);
-      nr[rr] = group_sum<G>(acc);
+      np[rr] = acc;
     }
-    if (c == 0) {
-      auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t) * stride + gi * R;
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr) o[rr] = Prec::out_bits(p.ratio ? y[rr] / den : y[rr]);
+    const float y = group_reduce_scatter<G, R>(yp, c);
+    float f = group_reduce_scatter<G, R>(np, c);
+    if (owner) {
+      auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t) * stride + row;
+      *o = Prec::out_bits(p.ratio ? y / sm.den[buf][s] : y);
     }
-    float f = 0.0f;
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr) f = f + nr[rr];
-#pragma unroll
-    for (int m = GPW / 2; m >= 1; m /= 2) f = f + __shfl_xor_sync(0xffffffffu, f, m * G);
+    for (int m = 16; m >= SPAN; m /= 2) f = f + __shfl_xor_sync(0xffffffffu, f, m);
     if (lane == 0) sm.frob[t & 1][warp] = f;
   };
 
@@ -276,44 +336,77 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     }
   };
 
-  // z = A_t u_{t+1} by rows, published for the transpose.
-  auto publish_z = [&](int t1) {
-    float u[CW], z[R];
-    load_floats<CW>(&sm.u[(t1 / kChunk) & 1][t1 % kChunk][c * CW], u);
-    row_dots<Tr>(A, u, z);
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr)
-      if (c == rr % G) sm.z[gi * R + rr] = z[rr];
-  };
-
   for (int s = 0; s < kRing - 1; ++s) issue(s);
   __pipeline_wait_prior(kChunk - 1);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
   features(0);
-  publish_z(0);
+
+  // k^_t and u_t, loaded one step ahead (after the features of their chunk)
+  // where registers allow (CW <= 4; at D = 128 the 16 floats would spill).
+  constexpr bool kAhead = CW <= 4;
+  float kh[CW], u[CW];
+  auto load_keys = [&](int t) {
+    const int buf = (t / kChunk) & 1, st = t % kChunk;
+    load_floats<CW>(&sm.kh[buf][st][c * CW], kh);
+    load_floats<CW>(u_is_kh ? &sm.kh[buf][st][c * CW] : &sm.u[buf][st][c * CW], u);
+  };
+  if constexpr (kAhead) load_keys(0);
 
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
-    __syncthreads();  // B1: z visible to all
+    const int par = t & 1;
+    if constexpr (!kAhead) load_keys(t);
 
-    // R1: Sherman-Morrison update and the gate's w.
-    const int buf = (t / kChunk) & 1, st = t % kChunk;
-    float zc[CW], z[R], u[CW], kh[CW];
-    load_floats<CW>(&sm.z[c * CW], zc);
+    // Before B: z = A_{t-1} u and r = v - S_{t-1} k^ by rows, published.
+    {
+      float zp[R], sp[R];
+      row_partials<Tr>(A, u, zp);
+      row_partials<Tr>(S, kh, sp);
+      const float z = group_reduce_scatter<G, R>(zp, c);
+      const float sk = group_reduce_scatter<G, R>(sp, c);
+      if (owner) {
+        sm.z[par][row] = z;
+        sm.r[par][row] = Prec::load(sm.ring[t % kRing][2][row]) - sk;
+      }
+    }
+    if (t > 0) readout(t - 1);
+    __syncthreads();  // B: z and r visible to all
+
+    if (t > 0) finish_norm(t - 1);
+    float zc[CW], zr[R], r[R];
+    load_floats<CW>(&sm.z[par][c * CW], zc);
+    load_small<R>(&sm.z[par][gi * R], zr);
+    load_small<R>(&sm.r[par][gi * R], r);
+    // delta = 1 + u.z and, where the gate may come from z, ||z||^2: two dots in
+    // the twin's order (lane segments, then the group tree), their trees interleaved.
+    const bool want_zz = u_is_kh && p.normalize_gate;
+    float dz = 0.0f, zz = 0.0f;
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr) z[rr] = sm.z[gi * R + rr];
-    load_floats<CW>(&sm.u[buf][st][c * CW], u);
-    load_floats<CW>(&sm.kh[buf][st][c * CW], kh);
-    const float delta = core::sm_delta(seg_dot<Tr>(u, zc), p.delta_floor);
+    for (int jj = 0; jj < CW; ++jj) dz = core::vfma(u[jj], zc[jj], dz);
+    if (want_zz) {
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) zz = core::vfma(zc[jj], zc[jj], zz);
+    }
+#pragma unroll
+    for (int m = G / 2; m >= 1; m /= 2) {
+      dz = dz + __shfl_xor_sync(0xffffffffu, dz, m);
+      zz = zz + __shfl_xor_sync(0xffffffffu, zz, m);
+    }
+    const float delta = core::sm_delta(dz, p.delta_floor);
+    const bool ridge = core::ridge_due(t + 1, p.ridge_every);
+    // Quotients by one denominator as TwinPolicy::divide_all: one IEEE
+    // reciprocal, then products (a division each would be ~60 cycles, serialised
+    // by its slow-path branch).
+    const float inv_delta = 1.0f / delta;
     float g[CW];
 #pragma unroll
-    for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] / delta;
-    if (core::ridge_due(t + 1, p.ridge_every)) {
+    for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
+    if (ridge) {
 #pragma unroll
       for (int rr = 0; rr < R; ++rr)
 #pragma unroll
         for (int jj = 0; jj < CW; ++jj) {
-          float a = core::sm_entry(A[rr][jj], z[rr], g[jj]);
+          float a = core::sm_entry(A[rr][jj], zr[rr], g[jj]);
           if (gi * R + rr == c * CW + jj) a = a + p.ridge;
           A[rr][jj] = Prec::store_state(a);
         }
@@ -321,49 +414,45 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
 #pragma unroll
       for (int rr = 0; rr < R; ++rr)
 #pragma unroll
-        for (int jj = 0; jj < CW; ++jj) A[rr][jj] = Prec::store_state(core::sm_entry(A[rr][jj], z[rr], g[jj]));
+        for (int jj = 0; jj < CW; ++jj) A[rr][jj] = Prec::store_state(core::sm_entry(A[rr][jj], zr[rr], g[jj]));
     }
-    {
-      float w[R];
-      row_dots<Tr>(A, kh, w);
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-        if (c == rr % G) sm.w[gi * R + rr] = w[rr];
-    }
-    // r = v - S_{t-1} k^.
-    float r[R];
-    {
-      float sk[R];
-      row_dots<Tr>(S, kh, sk);
-      const In* vrow = &sm.ring[t % kRing][2][gi * R];
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr) r[rr] = Prec::load(vrow[rr]) - sk[rr];
-    }
-    if (t > 0) readout(t - 1);
-    __syncthreads();  // B2: w visible to all
 
-    // R2: gate and state update.
-    if (t > 0) finish_norm(t - 1);
+    // Gate a (the branch is uniform: every lane holds the same delta and dz).
     float a[CW];
-    load_floats<CW>(&sm.w[c * CW], a);
-    if (p.normalize_gate) {
-      const float nw = core::vsqrt(seg_dot<Tr>(a, a));
+    if (u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f) {  // core::gate_from_z_exact
+      if (p.normalize_gate) {
+        const float inv_nz = 1.0f / core::vsqrt(zz);
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] / nw;
+        for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_nz;
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < CW; ++jj) a[jj] = g[jj];
+      }
+    } else {
+      float wp[R];
+      row_partials<Tr>(A, kh, wp);
+      const float w = group_reduce_scatter<G, R>(wp, c);
+      if (owner) sm.w[row] = w;
+      __syncthreads();  // w visible to all
+      load_floats<CW>(&sm.w[c * CW], a);
+      if (p.normalize_gate) {
+        const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
+#pragma unroll
+        for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
+      }
     }
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) S[rr][jj] = Prec::store_state(core::state_entry(S[rr][jj], r[rr], a[jj]));
-    issue(t + kRing - 1);  // into the slot of step t-1, whose last reader finished before B2
-    if (t + 1 < T) {
-      if ((t + 1) % kChunk == 0) {
-        __pipeline_wait_prior(kChunk - 1);  // the next chunk's inputs (this thread's copies) have landed
-        __syncthreads();
-        features(t + 1);
-      }
-      publish_z(t + 1);
+    issue(t + kRing - 1);  // into the slot of step t-1, whose last reader (its r) finished before B
+    if (t + 1 < T && (t + 1) % kChunk == 0) {
+      __pipeline_wait_prior(kChunk - 1);  // the next chunk's inputs (this thread's copies) have landed
+      __syncthreads();
+      features(t + 1);
     }
+    if constexpr (kAhead)
+      if (t + 1 < T) load_keys(t + 1);
   }
 
   readout(T - 1);
@@ -373,11 +462,11 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
   const std::size_t bh = std::size_t(b) * p.H + h;
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    const std::size_t row = bh * D * D + std::size_t(gi * R + rr) * D + c * CW;
+    const std::size_t at = bh * D * D + std::size_t(gi * R + rr) * D + c * CW;
 #pragma unroll
     for (int jj = 0; jj < CW; jj += 4) {
-      *reinterpret_cast<float4*>(p.S + row + jj) = make_float4(S[rr][jj], S[rr][jj + 1], S[rr][jj + 2], S[rr][jj + 3]);
-      *reinterpret_cast<float4*>(p.A + row + jj) = make_float4(A[rr][jj], A[rr][jj + 1], A[rr][jj + 2], A[rr][jj + 3]);
+      *reinterpret_cast<float4*>(p.S + at + jj) = make_float4(S[rr][jj], S[rr][jj + 1], S[rr][jj + 2], S[rr][jj + 3]);
+      *reinterpret_cast<float4*>(p.A + at + jj) = make_float4(A[rr][jj], A[rr][jj + 1], A[rr][jj + 2], A[rr][jj + 3]);
     }
   }
   __pipeline_wait_prior(0);  // no copy may outlive the block

@@ -4,6 +4,7 @@
 //   test_gpu_cuda [--quick] [--shard I/N]
 //     --quick      small shapes only (for compute-sanitizer)
 //     --shard I/N  only cases I, I+N, I+2N, ... (to spread the CPU side over cores)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -96,6 +97,12 @@ std::vector<Case> cases_for(bool quick) {
   const Options paper = preset_options(Preset::paper), v3 = preset_options(Preset::vla_v3);
   Options identity = paper;
   identity.feature_map = FeatureMap::identity;
+  // The gate from z (u = k^) next to its exceptions, bit for bit: vla-v3's ridge
+  // steps (every 20) take the product; so does every step of a binding delta floor.
+  Options identity_v3 = v3;
+  identity_v3.feature_map = FeatureMap::identity;
+  Options identity_floor = identity;
+  identity_floor.delta_floor = 1.5;  // delta = 1 + k^.z <= 1 + 1/lambda0 = 2: binds once A has shrunk
   const int dims[] = {16, 32, 64, 128};
   if (quick) {
     for (int D : dims) {
@@ -103,6 +110,7 @@ std::vector<Case> cases_for(bool quick) {
       cs.push_back({"vla-v3+u", 1, 41, 3, D, v3, ts::Family::gaussian, true});
       cs.push_back({"identity", 1, 9, 2, D, identity});
     }
+    cs.push_back({"identity-v3", 1, 45, 3, 32, identity_v3});
     return cs;
   }
   // T in {1, 2, 63, 64, 65, 1000, 4096}; B*H = 15 or 7 (not a multiple of anything).
@@ -117,7 +125,9 @@ std::vector<Case> cases_for(bool quick) {
     cs.push_back({"positive-v3+u", 2, 300, 3, D, v3, ts::Family::positive, true});
     cs.push_back({"identity", 3, 300, 5, D, identity});
     cs.push_back({"heavy", 2, 300, 3, D, paper, ts::Family::heavy});
+    cs.push_back({"identity-v3", 2, 300, 3, D, identity_v3});
   }
+  for (int D : {16, 64}) cs.push_back({"identity-floor", 2, 100, 3, D, identity_floor});
   // Each remaining option on its own (D = 32): normalisation variants, raw readout.
   for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
     Options o = paper;
@@ -150,12 +160,23 @@ int main(int argc, char** argv) {
     std::printf("test_gpu_cuda: no CUDA device visible (or built without CUDA): CUDA kernel tests not run\n");
     return 0;
   }
-  std::uint64_t seed = 2024;
-  int index = 0;
-  for (const Case& c : cases_for(quick)) {
-    ++seed;
-    if (index++ % shards == shard) run_case(c, seed);
+  // Shards balanced by cost (the host side, ~B H T D^2, dominates): cases by
+  // decreasing cost, each to the least loaded shard (ties: the lowest). Seeds
+  // stay tied to the case's position in the list.
+  const std::vector<Case> all = cases_for(quick);
+  std::vector<int> order(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) order[i] = int(i);
+  auto cost = [&](int i) { return double(all[i].B) * all[i].H * all[i].T * all[i].D * all[i].D; };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
+  std::vector<double> load(shards, 0.0);
+  std::vector<int> owner(all.size());
+  for (int i : order) {
+    const int to = int(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[i] = to;
+    load[to] += cost(i);
   }
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (owner[i] == shard) run_case(all[i], 2025 + i);
   std::printf("%s: %d of %d kernel runs failed\n", failures ? "FAILED" : "PASSED", failures, cases);
   return failures ? 1 : 0;
 }

@@ -3,12 +3,14 @@
 // has no GPU) and so check the kernels' arithmetic on the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "streams.hpp"
+#include "vla/core/recurrence.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/gpu/plain.hpp"
@@ -160,17 +162,73 @@ TEST(TwinOrder, DotIsLaneSegmentsThenShuffleTree) {
   EXPECT_EQ(Pl::dot(a, ones, 16), 5.0f);
 }
 
-// ||S||_F^2 over D = 16 rows: R = 2 rows per thread, 8 row groups in 1 warp.
-// x = [1e8 1 | -1e8 1 | 0 ... | 4 0 | 0 ...]: threads add their rows from zero:
-// t0 = 1e8, t1 = -1e8, t4 = 4 (rows 8, 9), the rest 0. Tree over 8 groups, m = 4:
-// t0 + t4 = 1e8, t1 + t5 = -1e8; m = 2, 1: 1e8 - 1e8 = 0. Left to right: 1e8 + 1
-// = 1e8, - 1e8 = 0, + 1 = 1, + 4 = 5.
-TEST(TwinOrder, FrobeniusSumIsRowsThenGroupTreeThenWarps) {
+// ||S||_F^2 over D = 16 rows: G = 4 lanes, R = 2 rows per thread, so after the
+// reduce-scatter one warp holds all 16 rows, one per 2 lanes, and sums them by
+// the shuffle tree over lanes 16, 8, 4, 2 apart: the tree over the 16 rows.
+// x = [1e8 1 -1e8 1 0 0 0 0 4 0 ...]. m = 8: p0 = 1e8 + 4 = 1e8 (a tie, to
+// even), p1 = 1, p2 = -1e8, p3 = 1; m = 4: unchanged; m = 2: p0 = 0, p1 = 2;
+// m = 1: 2. Left to right: 1e8 + 1 = 1e8, - 1e8 = 0, + 1 + 4 = 5.
+TEST(TwinOrder, FrobeniusSumIsTreeOverWarpRowsThenWarps) {
   using Tw = gpu::TwinPolicy<gpu::FusedTraits<16>, gpu::PrecFp32>;
-  static_assert(gpu::FusedTraits<16>::R == 2 && gpu::FusedTraits<16>::GPW == 8 && gpu::FusedTraits<16>::NW == 1, "layout");
+  static_assert(gpu::FusedTraits<16>::R == 2 && gpu::FusedTraits<16>::G == 4 && gpu::FusedTraits<16>::NW == 1, "layout");
   float x[16] = {1e8f, 1, -1e8f, 1, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0};
-  EXPECT_EQ(Tw::sum(x, 16), 0.0f);
+  EXPECT_EQ(Tw::sum(x, 16), 2.0f);
   EXPECT_EQ(core::policy_sum<gpu::PlainPolicy<gpu::PrecFp32>>(x, 16), 5.0f);
+}
+
+// The gate taken from z (core::gate_from_z_exact): with u = k^ the twin skips
+// the product A_t k^, which changes its rounding only; with a u input, or a
+// ridge every step, it must take the product, bit for bit as a policy without
+// the hook does.
+namespace {
+template <int D>
+struct TwinWithoutShortcut : gpu::TwinPolicy<gpu::FusedTraits<D>, gpu::PrecFp32> {
+  static constexpr bool gate_from_z = false;
+};
+template <class P>
+std::vector<float> final_state(const Options& opt, bool with_u, int T, std::uint64_t seed) {
+  constexpr int D = 16;
+  const Stream s = ts::rounded_for(ts::make_stream(1, T, 1, D, seed, ts::Family::gaussian, with_u), Kind::fp32);
+  core::HeadState<float> st;
+  core::Workspace<float> ws;
+  ws.resize(D, D);
+  st.reset(D, D, opt.lambda0);
+  core::StepInfo<float> info;
+  std::vector<float> q(D), k(D), v(D), u(D), o(D);
+  for (int t = 0; t < T; ++t) {
+    for (int j = 0; j < D; ++j) {
+      const std::size_t at = s.dims.off(0, t, 0, D) + j;
+      q[j] = float(s.q[at]), k[j] = float(s.k[at]), v[j] = float(s.v[at]);
+      if (with_u) u[j] = float(s.u[at]);
+    }
+    core::vla_step<P>(st, ws, q.data(), k.data(), v.data(), with_u ? u.data() : nullptr, opt, o.data(), info);
+  }
+  std::vector<float> out = st.S;
+  out.insert(out.end(), st.A.begin(), st.A.end());
+  return out;
+}
+}  // namespace
+
+TEST(TwinOrder, GateFromZOnlyWhereExact) {
+  using Tw = gpu::TwinPolicy<gpu::FusedTraits<16>, gpu::PrecFp32>;
+  using No = TwinWithoutShortcut<16>;
+  const Options paper;
+  const auto a = final_state<Tw>(paper, false, 60, 41), b = final_state<No>(paper, false, 60, 41);
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  EXPECT_GT(diff, 0.0) << "the shortcut was not taken";
+  EXPECT_LE(diff, 1e-4 * scale) << "the shortcut changed more than rounding";
+  EXPECT_EQ(final_state<Tw>(paper, true, 60, 41), final_state<No>(paper, true, 60, 41)) << "u given: no shortcut";
+  Options ridge;
+  ridge.ridge_every = 1;
+  ridge.ridge = 0.05;
+  EXPECT_EQ(final_state<Tw>(ridge, false, 60, 41), final_state<No>(ridge, false, 60, 41)) << "ridge every step: no shortcut";
+  Options floor;
+  floor.delta_floor = 4.0;  // above 1 + k^.z <= 1 + 1/lambda0 = 2: binds at every step
+  EXPECT_EQ(final_state<Tw>(floor, false, 60, 41), final_state<No>(floor, false, 60, 41)) << "floored delta: no shortcut";
 }
 
 // The twin and the plain policy are the same maths in another order: their

@@ -21,6 +21,11 @@
 //                                                    binary128 rescale out of range); else sqrt(dot(x, x))
 //   static T frobenius_norm(const T* M, T* rows_scratch, int rows, int n);
 //                                                    optional: ||M||_F; else sqrt(sum(row_sqnorms))
+//   static constexpr bool gate_from_z = true;        optional: take the gate from z where that is exact
+//                                                    (gate_from_z_exact below); absent or false: w = A_t k^
+//   static void divide_all(const T* x, const T& d, T* out, int n);
+//                                                    optional: out_j = x_j / d for one denominator
+//                                                    (g and the gate); one division per entry if absent
 #pragma once
 
 #include <cstddef>
@@ -185,6 +190,32 @@ void readout(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const ty
   info.state_norm = frobenius_norm<P>(st.S.data(), w.rn.data(), dv, dk);
 }
 
+// out_j = x_j / d over n entries: the policy's way when it fixes one (a kernel
+// may multiply by one rounded reciprocal instead of n divisions), else x_j / d.
+template <class P>
+void divide_all(const typename P::T* x, const typename P::T& d, typename P::T* out, int n) {
+  using T = typename P::T;
+  if constexpr (requires { P::divide_all(x, d, out, n); }) {
+    P::divide_all(x, d, out, n);
+  } else {
+    for (int j = 0; j < n; ++j) out[j] = T(x[j] / d);
+  }
+}
+
+// With u = k^ (no u input, no unit scaling), delta = 1 + k^.z unfloored and
+// positive, and no ridge this step, A_t k^ = z - z (k^.z) / delta = z / delta in
+// exact arithmetic (for the stored A_{t-1}, whatever its rounding; a rounding
+// of A_t on store is then not seen by the gate), so w = A_t k^ is g = z / delta
+// and its direction z / ||z||: a kernel skips one matrix-vector product and its
+// exchange. Policies opt in (gate_from_z); the reference always takes the product.
+template <class P, class T>
+bool gate_from_z_exact(bool u_is_kh, bool ridge, const T& delta, const T& u_dot_z) {
+  if constexpr (requires { P::gate_from_z; }) {
+    if constexpr (P::gate_from_z) return u_is_kh && !ridge && delta == T(T(1) + u_dot_z) && delta > T(0);
+  }
+  return false;
+}
+
 // One VLA step. q, k, u have dk entries, v has dv; u may be null (then u = k^).
 // Inputs are already in the policy's arithmetic type (rounded by the caller to
 // whatever the implementation consumes). Writes o (dv entries).
@@ -209,8 +240,9 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
 
   // Sherman-Morrison: z = A u, delta = 1 + u.z, A -= z z^T / delta.
   matvec<P>(st.A.data(), w.u.data(), w.z.data(), dk, dk);
-  const T delta = sm_delta(P::dot(w.u.data(), w.z.data(), dk), opt.delta_floor);
-  for (int j = 0; j < dk; ++j) w.g[j] = T(w.z[j] / delta);
+  const T u_dot_z = P::dot(w.u.data(), w.z.data(), dk);
+  const T delta = sm_delta(u_dot_z, opt.delta_floor);
+  divide_all<P>(w.z.data(), delta, w.g.data(), dk);
   const bool ridge = ridge_due(st.t, opt.ridge_every);
   for (int i = 0; i < dk; ++i) {
     T* arow = st.A.data() + static_cast<std::size_t>(i) * dk;
@@ -219,13 +251,22 @@ void vla_step(HeadState<typename P::T>& st, Workspace<typename P::T>& w, const t
     for (int j = 0; j < dk; ++j) arow[j] = P::store_state(arow[j]);
   }
 
-  // Gate: w = A_t k^, a^ = w / ||w||.
-  matvec<P>(st.A.data(), w.kh.data(), w.w.data(), dk, dk);
-  if (opt.normalize_gate()) {
-    const T nw = policy_norm<P>(w.w.data(), dk);
-    for (int j = 0; j < dk; ++j) w.a[j] = T(w.w[j] / nw);
+  // Gate: w = A_t k^, a^ = w / ||w|| (or, where exact, w = g and a^ = z / ||z||).
+  if (gate_from_z_exact<P>(!u_in && !opt.u_unit_scaled, ridge, delta, u_dot_z)) {
+    if (opt.normalize_gate()) {
+      const T nz = vsqrt(P::dot(w.z.data(), w.z.data(), dk));
+      divide_all<P>(w.z.data(), nz, w.a.data(), dk);
+    } else {
+      for (int j = 0; j < dk; ++j) w.a[j] = w.g[j];
+    }
   } else {
-    for (int j = 0; j < dk; ++j) w.a[j] = w.w[j];
+    matvec<P>(st.A.data(), w.kh.data(), w.w.data(), dk, dk);
+    if (opt.normalize_gate()) {
+      const T nw = policy_norm<P>(w.w.data(), dk);
+      divide_all<P>(w.w.data(), nw, w.a.data(), dk);
+    } else {
+      for (int j = 0; j < dk; ++j) w.a[j] = w.w[j];
+    }
   }
 
   // State: r = v - S k^, S += r a^T.

@@ -34,7 +34,9 @@ struct FusedTraits;
 // Chosen by measurement on an H200 (reports/gpu, "Block layouts"): a step's
 // time is the issue time of one thread's share, so more threads per head (small
 // CW and R) win until the shuffle trees and barriers dominate; registers must
-// hold 2 R CW floats of state.
+// hold 2 R CW floats of state. Re-measured after the row sums became
+// reduce-scatters (reports/gpu/FLOOR.md): D = 128 moved from 512 to 256 threads
+// (2.13 against 2.46 us per step at B=1, H=16).
 template <>
 struct FusedTraits<16> : FusedTraitsBase<16, 32, 4> {};
 template <>
@@ -42,6 +44,6 @@ struct FusedTraits<32> : FusedTraitsBase<32, 128, 8> {};
 template <>
 struct FusedTraits<64> : FusedTraitsBase<64, 256, 16> {};
 template <>
-struct FusedTraits<128> : FusedTraitsBase<128, 512, 16> {};
+struct FusedTraits<128> : FusedTraitsBase<128, 256, 16> {};
 
 }  // namespace vla::gpu

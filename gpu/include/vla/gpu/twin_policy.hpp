@@ -41,23 +41,29 @@ struct TwinPolicy {
     }
     return tree_sum(p, Traits::G);
   }
-  // Sum of D row terms (||S||_F^2): each thread adds its R rows in order from
-  // zero, the row groups of a warp combine by the shuffle tree, then the warps'
-  // partials are added in warp order from zero.
+  // Sum of D row terms (||S||_F^2): a warp holds RPW = 32 R / G consecutive rows,
+  // one per span of G / R lanes after the reduce-scatter; the warp's rows combine
+  // by the shuffle tree (lanes 16, 8, .., G / R apart), then the warps' partials
+  // are added in warp order from zero.
   static T sum(const T* x, int n) {
     assert(n == Traits::D);
     (void)n;
+    constexpr int RPW = 32 * Traits::R / Traits::G;
     float total = 0.0f;
     for (int w = 0; w < Traits::NW; ++w) {
-      float p[Traits::GPW];
-      for (int g = 0; g < Traits::GPW; ++g) {
-        float acc = 0.0f;
-        for (int rr = 0; rr < Traits::R; ++rr) acc = acc + x[(w * Traits::GPW + g) * Traits::R + rr];
-        p[g] = acc;
-      }
-      total = total + tree_sum(p, Traits::GPW);
+      float p[RPW];
+      for (int i = 0; i < RPW; ++i) p[i] = x[w * RPW + i];
+      total = total + tree_sum(p, RPW);
     }
     return total;
+  }
+  // The kernel takes the gate from z where that is exact (core::gate_from_z_exact).
+  static constexpr bool gate_from_z = true;
+  // g = z / delta and the gate's a = w / ||w||: the kernel rounds one reciprocal
+  // (IEEE division) and multiplies, instead of one division per column.
+  static void divide_all(const T* x, const T& d, T* out, int n) {
+    const float inv = 1.0f / d;
+    for (int j = 0; j < n; ++j) out[j] = x[j] * inv;
   }
   static T store_state(const T& x) { return Prec::store_state(x); }
   static T store_out(const T& x) { return Prec::store_out(x); }
