@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "vla/properties/measures.hpp"
+#include "vla/reference/policy.hpp"
 #include "rc_source.hpp"
 #include "source.hpp"
 
@@ -13,7 +15,9 @@ namespace vla::props {
 
 namespace {
 
-using P = core::SequentialPolicy<double>;
+// The double reference itself (its order and its norms), so that the search
+// scores exactly what ref::run_model<double> computes.
+using P = ref::RefPolicy<double>;
 using Vec = std::vector<double>;
 
 struct Choice {
@@ -138,7 +142,7 @@ class Searcher {
     const Stream& pre = prefix_;
     core::vla_step<P>(after, ws_, pre.q.data() + o, pre.k.data() + o, pre.v.data() + static_cast<std::size_t>(t) * b_.Dv,
                       b_.choose_u ? pre.u.data() + o : nullptr, b_.opt, out.data(), info_);
-    const StepContext ctx{t, pre, st_, after, ws_, info_};
+    const StepContext ctx{t, pre, st_, after, ws_, info_, out, b_.opt};
     const double s = obj_.score(ctx);
     if (keep) {
       if (obj_.accept) obj_.accept(ctx);
@@ -198,6 +202,25 @@ Objective objective_jacobian_product_norm() {
   };
   return {"jacobian_product_norm", [current](const StepContext& c) { return spectral_norm(current(c)); },
           [prod, current](const StepContext& c) { *prod = current(c); }};
+}
+
+Objective objective_reference_bits_lost(bool state_only, long bits) {
+  // The exact head of the current search (made at its first step, so that one
+  // objective may serve several searches), advanced by accept().
+  auto head = std::make_shared<std::unique_ptr<ExactHead>>();
+  auto measure = [head, state_only, bits](const StepContext& c) {
+    if (c.t == 0) *head = std::make_unique<ExactHead>(c.after.dk, c.after.dv, c.opt, bits);
+    const std::size_t ok = static_cast<std::size_t>(c.t) * c.after.dk;
+    const Stream& s = c.prefix;
+    const BitsLost b = (*head)->compare(s.q.data() + ok, s.k.data() + ok, s.v.data() + static_cast<std::size_t>(c.t) * c.after.dv,
+                                        s.has_u() ? s.u.data() + ok : nullptr, c.after, c.o.data(), c.info.state_norm);
+    return state_only ? b.state() : b.max();
+  };
+  return {state_only ? "reference_state_bits_lost" : "reference_bits_lost", measure,
+          [head, measure](const StepContext& c) {
+            measure(c);  // the kept candidate, measured again: keep() keeps the last one compared
+            (*head)->keep();
+          }};
 }
 
 AdversarialResult adversarial_search(const AdversaryBounds& bounds, const Objective& objective) {

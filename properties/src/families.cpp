@@ -56,12 +56,21 @@ Vec orthonormal_next(const std::vector<Vec>& basis, Vec cand) {
   const long double before = norm(cand);
   Vec r = project_out(cand);
   if (before > 0 && norm(r) > 1e-3L * before) return unit(r);
+  // The first axis that keeps half its length, else the one that keeps the most:
+  // with k < n basis vectors the axes' projections satisfy sum ||P e_i||^2 = n - k,
+  // so the longest is at least 1/sqrt(n) (below 1/2 once k > 3n/4, e.g. the last
+  // vectors of an orthonormal set of 16).
+  Vec best;
+  long double best_norm = 0;
   for (std::size_t axis = 0; axis < n; ++axis) {
     Vec e(n, 0.0);
     e[axis] = 1.0;
     Vec ra = project_out(e);
-    if (norm(ra) > 0.5L) return unit(ra);
+    const long double na = norm(ra);
+    if (na > 0.5L) return unit(ra);
+    if (na > best_norm) best = ra, best_norm = na;
   }
+  if (best_norm > 0.5L / std::sqrt(static_cast<long double>(n))) return unit(best);
   throw std::logic_error("orthonormal_next: the basis already spans the space");
 }
 

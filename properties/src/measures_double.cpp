@@ -65,3 +65,14 @@ std::vector<double> growth_exponents(const std::vector<double>& norms) {
 }
 
 }  // namespace vla::props
+
+namespace vla::props {
+
+double bits_lost(double rel) {
+  if (!(rel > 0)) return 0.0;  // exact (a NaN quotient is handled by the caller)
+  return std::clamp(53.0 + std::log2(rel), 0.0, 53.0);
+}
+double BitsLost::state() const { return std::max({S, A, state_norm}); }
+double BitsLost::max() const { return std::max(o, state()); }
+
+}  // namespace vla::props

@@ -263,3 +263,113 @@ std::vector<PrecisionCheck> double_vs_mpfr(const Stream& s, const Options& opt, 
 }
 
 }  // namespace vla::props
+
+namespace vla::props {
+
+struct ExactHead::Impl {
+  long bits;
+  Options opt;
+  core::HeadState<Mpfr> kept, tried;
+  core::Workspace<Mpfr> ws;
+  core::StepInfo<Mpfr> info;
+  std::vector<Mpfr> q, k, u, v, o;
+};
+
+ExactHead::ExactHead(int dk, int dv, const Options& opt, long bits) : p_(std::make_unique<Impl>()) {
+  ref::MpfrPrecision prec(bits);
+  p_->bits = bits;
+  p_->opt = opt;
+  p_->kept.reset(dk, dv, opt.lambda0);
+  p_->ws.resize(dk, dv);
+  p_->q.resize(dk), p_->k.resize(dk), p_->u.resize(dk), p_->v.resize(dv), p_->o.resize(dv);
+}
+
+ExactHead::~ExactHead() = default;
+
+namespace {
+// The group's err / scale (certify.hpp's relative error), as a double: computed
+// in Mpfr so that tiny scales do not underflow the quotient; +inf where the
+// double value is not finite or the exact group is 0 and the double one is not.
+template <class Get>
+double group_rel_error(std::size_t n, Get get) {
+  Mpfr err(0), scale(0);
+  for (std::size_t e = 0; e < n; ++e) {
+    const auto [dbl, exact] = get(e);
+    if (!std::isfinite(dbl)) return INFINITY;
+    const Mpfr d = abs(Mpfr(dbl) - exact), m = abs(exact);
+    if (d > err) err = d;
+    if (m > scale) scale = m;
+  }
+  if (err == Mpfr(0)) return 0.0;
+  if (scale == Mpfr(0)) return INFINITY;
+  return double(err / scale);
+}
+}  // namespace
+
+BitsLost ExactHead::compare(const double* q, const double* k, const double* v, const double* u,
+                            const core::HeadState<double>& dbl, const double* o_dbl, double state_norm_dbl) {
+  ref::MpfrPrecision prec(p_->bits);
+  Impl& m = *p_;
+  const int dk = m.kept.dk, dv = m.kept.dv;
+  for (int j = 0; j < dk; ++j) {
+    m.q[j] = Mpfr(q[j]), m.k[j] = Mpfr(k[j]);
+    if (u) m.u[j] = Mpfr(u[j]);
+  }
+  for (int i = 0; i < dv; ++i) m.v[i] = Mpfr(v[i]);
+  m.tried = m.kept;
+  core::vla_step<ref::RefPolicy<Mpfr>>(m.tried, m.ws, m.q.data(), m.k.data(), m.v.data(), u ? m.u.data() : nullptr, m.opt,
+                                       m.o.data(), m.info);
+  using Pair = std::pair<double, const Mpfr&>;
+  BitsLost b;
+  b.o = bits_lost(group_rel_error(dv, [&](std::size_t e) { return Pair{o_dbl[e], m.o[e]}; }));
+  b.S = bits_lost(group_rel_error(m.tried.S.size(), [&](std::size_t e) { return Pair{dbl.S[e], m.tried.S[e]}; }));
+  b.A = bits_lost(group_rel_error(m.tried.A.size(), [&](std::size_t e) { return Pair{dbl.A[e], m.tried.A[e]}; }));
+  b.state_norm = bits_lost(group_rel_error(1, [&](std::size_t) { return Pair{state_norm_dbl, m.info.state_norm}; }));
+  return b;
+}
+
+void ExactHead::keep() { p_->kept = p_->tried; }
+
+}  // namespace vla::props
+
+namespace vla::props {
+
+template <class Scalar>
+double correct_bits(const ref::Result<Scalar>& x, const ref::Result<Mpfr>& exact, double cap) {
+  const Dims& d = exact.dims;
+  // At exact's precision, which holds x's values exactly (the more precise run).
+  const mpfr_prec_t bits = exact.o.empty() ? Mpfr::default_bits() : mpfr_get_prec(exact.o[0].get());
+  ref::MpfrPrecision prec(bits);
+  double worst = cap;
+  // One group: elements [first, first + n) of tensor pair (a, e).
+  auto group = [&](const std::vector<Scalar>& a, const std::vector<Mpfr>& e, std::size_t first, std::size_t n) {
+    Mpfr err(0), scale(0);
+    for (std::size_t i = first; i < first + n; ++i) {
+      const Mpfr xi = ref::to_mpfr(a[i], bits);
+      if (!isfinite(xi)) {
+        worst = std::min(worst, 0.0);
+        return;
+      }
+      const Mpfr di = abs(xi - e[i]), mi = abs(e[i]);
+      if (di > err) err = di;
+      if (mi > scale) scale = mi;
+    }
+    if (err == Mpfr(0)) return;
+    worst = std::min(worst, scale == Mpfr(0) ? 0.0 : std::max(0.0, -std::log2(double(err / scale))));
+  };
+  auto groups = [&](const std::vector<Scalar>& a, const std::vector<Mpfr>& e, std::size_t n) {
+    if (a.size() != e.size()) throw std::invalid_argument("correct_bits: the runs' outputs differ in size");
+    for (std::size_t first = 0; n > 0 && first < e.size(); first += n) group(a, e, first, n);
+  };
+  groups(x.o, exact.o, std::size_t(d.Dv));
+  groups(x.S, exact.S, std::size_t(d.Dv) * d.Dk);
+  groups(x.A, exact.A, std::size_t(d.Dk) * d.Dk);
+  groups(x.state_norm, exact.state_norm, 1);
+  return worst;
+}
+
+template double correct_bits<double>(const ref::Result<double>&, const ref::Result<Mpfr>&, double);
+template double correct_bits<ref::Float128>(const ref::Result<ref::Float128>&, const ref::Result<Mpfr>&, double);
+template double correct_bits<Mpfr>(const ref::Result<Mpfr>&, const ref::Result<Mpfr>&, double);
+
+}  // namespace vla::props

@@ -7,7 +7,8 @@
 // u_t, when chosen, is a unit vector. q_t is irrelevant to the state and is set
 // to the key. One (b, h) head: B = H = 1.
 //
-// The search runs the double-precision recurrence (core::vla_step) step by step:
+// The search runs the double reference (core::vla_step with the reference's
+// policy, ref::RefPolicy<double>: the values of ref::run_model<double>) step by step:
 // at step t it scores `candidates` random choices plus `climb` perturbations of
 // the best one, keeps the best, and moves on. Objectives see the state before
 // and after the candidate step and the whole prefix, so a caller can score
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "vla/core/recurrence.hpp"
 #include "vla/properties/generators.hpp"
@@ -40,6 +42,8 @@ struct StepContext {
   const core::HeadState<double>& after;
   const core::Workspace<double>& ws;  // k^ (kh), u, a^ (a) of the candidate step
   const core::StepInfo<double>& info;
+  const std::vector<double>& o;  // the candidate step's output row (Dv)
+  const Options& opt;            // the bounds' options
 };
 
 struct Objective {
@@ -55,6 +59,15 @@ Objective objective_state_norm();
 Objective objective_jacobian_norm();
 // ||J_t J_{t-1} ... J_1||_2, the gradient's amplification through all steps so far.
 Objective objective_jacobian_product_norm();
+// Loss of accuracy of the reference: the bits of double's 53 that the double
+// reference loses at the candidate step against the same recurrence at `bits`
+// (MPFR, fed the same double inputs and carried along the kept prefix), as
+// measures.hpp's BitsLost counts them (certify.hpp's measure): max() over the
+// o row, S_t, A_t and ||S_t||_F, or with state_only, state() (S_t, A_t, ||S_t||_F:
+// what the recurrence carries forward; an o row can lose every bit to
+// cancellation in S_t phi(q_t) or n_t . phi(q_t) alone). The search's double run
+// is the double reference, so this scores the reference itself.
+Objective objective_reference_bits_lost(bool state_only = false, long bits = 256);
 
 struct AdversarialResult {
   Case adv_case;                  // family gaussian by convention; params unused

@@ -9,13 +9,16 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "vla/core/recurrence.hpp"
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/properties/generators.hpp"
 #include "vla/reference/mpfr_eigen.hpp"
+#include "vla/reference/run.hpp"
 #include "vla/reference/scalars.hpp"
 
 namespace vla::props {
@@ -126,6 +129,51 @@ struct PrecisionCheck {
 // Paper options only (normalize both, no stabiliser); std::invalid_argument otherwise.
 std::vector<PrecisionCheck> double_vs_mpfr(const Stream& s, const Options& opt, int b, int h, long bits);
 
+// ---- The double reference's loss of accuracy --------------------------------
+// How many of double's 53 bits the double reference loses, measured as
+// certify.hpp measures its certified bits: per group (the o row of the step,
+// S_t, A_t, ||S_t||_F), err = max |x~ - x| over the group's elements and
+// scale = max |x| (x exact, x~ double), lost = 53 - min(53, -log2(err / scale)),
+// at least 0. A group whose exact value is 0 loses nothing when x~ = 0 too and
+// everything otherwise; a non-finite x~ where x is finite loses everything.
+struct BitsLost {
+  double o = 0, S = 0, A = 0, state_norm = 0;
+  double state() const;  // max(S, A, state_norm): what the recurrence carries forward
+  double max() const;    // every group (certify.hpp's minimum, as bits lost)
+};
+double bits_lost(double rel);  // one group, from its err / scale (0: exact, inf: nothing left)
+
+// The recurrence of one head (VLA) at `bits` (MPFR), advanced step by step
+// beside a double run fed the same inputs, so that the adversary can score each
+// candidate step by what the double step lost (objective_reference_bits_lost).
+// compare() runs one step from the kept state without keeping it; keep() keeps
+// the last step compared.
+class ExactHead {
+ public:
+  ExactHead(int dk, int dv, const Options& opt, long bits);
+  ~ExactHead();
+  ExactHead(const ExactHead&) = delete;
+  ExactHead& operator=(const ExactHead&) = delete;
+  // q, k (dk), v (dv), u (dk or null): the step's double inputs, taken exactly.
+  // dbl, o_dbl: the double run's state after the same step and its output row.
+  BitsLost compare(const double* q, const double* k, const double* v, const double* u,
+                   const core::HeadState<double>& dbl, const double* o_dbl, double state_norm_dbl);
+  void keep();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> p_;
+};
+
+// ---- The reference against itself across precisions ---------------------------
+// The correct bits of a run x (any of the reference's scalars) against `exact` (a
+// run at much higher precision), measured as certify.hpp measures certified bits:
+// per group (each o row, each head's S and A, each ||S_t||_F element),
+// -log2(max |x - exact| / max |exact|), the minimum over groups, at most `cap`
+// (the working precision). Compared at exact's precision (nothing rounded).
+template <class Scalar>
+double correct_bits(const ref::Result<Scalar>& x, const ref::Result<Mpfr>& exact, double cap);
+
 // ---- Proposition 1: plateau ------------------------------------------------
 // Operational definition. With M(t) = max_{s<=t} ||S_s||_F, the growth exponent
 // over the last doubling is beta = log2(M(T) / M(T/2)): a bounded state has
@@ -181,5 +229,8 @@ T min_eig_sym(const Mat<T>& M);
 VLA_PROPS_MEASURES_EXTERN(double)
 VLA_PROPS_MEASURES_EXTERN(Mpfr)
 #undef VLA_PROPS_MEASURES_EXTERN
+extern template double correct_bits<double>(const ref::Result<double>&, const ref::Result<Mpfr>&, double);
+extern template double correct_bits<ref::Float128>(const ref::Result<ref::Float128>&, const ref::Result<Mpfr>&, double);
+extern template double correct_bits<Mpfr>(const ref::Result<Mpfr>&, const ref::Result<Mpfr>&, double);
 
 }  // namespace vla::props
