@@ -59,13 +59,16 @@ std::string chunked_unsupported(const Dims& d, const Options& opt, ChunkedKind k
   if (!chunked_supported(d.Dk, C))
     return "implementation '" + name + "' supports D in {16, 32, 64} and chunk sizes 32, 64 (got D=" + std::to_string(d.Dk) +
            ", C=" + std::to_string(C) + ")";
-  // Measured (tests/gpu/test_chunked_twin.cpp, UnnormalisedKeysBreakBf16Operands):
-  // with unnormalised keys the state's unit triangular system I + strict_upper(Ah^T K)
-  // has entries that make its inverse grow like 2^C, and bf16 operands' errors are
-  // amplified by that (errors up to 1e21 times the model's scale at C = 64).
-  if (kind == ChunkedKind::bf16 && !opt.normalize_key())
+  // Measured (tests/gpu/test_chunked_twin.cpp, UnnormalisedKeysBreakBf16Operands,
+  // UnnormalisedKeysBreakTf32Operands): with unnormalised keys the state's unit
+  // triangular system I + strict_upper(Ah^T K) has entries that make its inverse
+  // grow like 2^C, and tensor-core operand rounding is amplified by that (bf16:
+  // errors up to 1e21 times the model's scale at C = 64; tf32: 28 times on a
+  // 12-step stream, kernel and twin alike on the H200).
+  if (kind != ChunkedKind::fp32 && !opt.normalize_key())
     return "implementation '" + name + "' needs unit keys (--normalize both or key): with --normalize " + to_string(opt.normalize) +
-           " its triangular solves amplify bf16 operand rounding beyond the error model; use chunked-fp32";
+           " its triangular solves amplify " + (kind == ChunkedKind::bf16 ? "bf16" : "tf32") +
+           " operand rounding beyond the error model; use chunked-fp32";
   return "";
 }
 
