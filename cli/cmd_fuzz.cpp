@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "registry.hpp"
+#include "vla/gate/domain.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/spec_args.hpp"
 
@@ -88,7 +89,7 @@ int replay(const FuzzArgs& a) {
     const gate::StoredCase c = gate::load_case(f);
     const std::string names = a.o_impl->count() ? a.impl : c.impl;
     for (const auto& cand : gate::find_candidates(names, dev)) {
-      const gate::Judgement j = gate::run_and_judge(cand, gate::expect(c.stream, c.opt, cand.kind));
+      const gate::Judgement j = gate::judge_in_domain(cand, gate::expect(c.stream, c.opt, cand.kind));
       ++n;
       fails += j.status == gate::Status::fail;
       print_verdict(fmt::format("{} on {} ({}, B={} T={} H={} D={})", cand.name, f.filename().string(), c.origin, c.stream.dims.B,
@@ -142,7 +143,7 @@ int run(const FuzzArgs& a) {
       for (const auto& c : cands) {
         if (c.kind != kind) continue;
         ++judged;
-        const gate::Judgement jd = gate::run_and_judge(c, e);
+        const gate::Judgement jd = gate::judge_in_domain(c, e);
         if (jd.status == gate::Status::invalid) ++invalid;
         if (one) print_verdict(fmt::format("{} ({}, B={} T={} H={} D={})", c.name, fc.origin, fc.stream.dims.B, fc.stream.dims.T,
                                            fc.stream.dims.H, fc.stream.dims.Dk),

@@ -43,6 +43,14 @@ const std::vector<Candidate>& honest_variants() {
   return v;
 }
 
+// The names a group or a single name resolves to among the variants: the fused
+// kernels' lists and the chunked kernels'.
+static const std::vector<const std::vector<Candidate>*>& variant_lists() {
+  static const std::vector<const std::vector<Candidate>*> v{&honest_variants(), &chunked_honest_variants(), &mutants(),
+                                                            &chunked_mutants()};
+  return v;
+}
+
 const std::vector<Candidate>& mutants() {
   static const std::vector<Candidate> v = [] {
     std::vector<Candidate> m = make_driver_mutants();
@@ -65,16 +73,22 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
       continue;
     }
     if (name == "honest" || name == "mutants") {
-      const auto& list = name == "honest" ? honest_variants() : mutants();
-      out.insert(out.end(), list.begin(), list.end());
+      const bool honest = name == "honest";
+      for (const auto* list : {honest ? &honest_variants() : &mutants(), honest ? &chunked_honest_variants() : &chunked_mutants()})
+        out.insert(out.end(), list->begin(), list->end());
       continue;
     }
     if (name == "fp32" || name == "bf16" || name == "bf16-state") {
       out.push_back(production(impl::parse_kind(name), device));
       continue;
     }
+    if (name == "chunked" || name == "chunked-fp32" || name == "chunked-bf16") {
+      for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16})
+        if (name == "chunked" || name == impl::to_string(k)) out.push_back(chunked_production(k, device));
+      continue;
+    }
     bool found = false;
-    for (const auto* list : {&honest_variants(), &mutants()})
+    for (const auto* list : variant_lists())
       for (const auto& c : *list)
         if (c.name == name) {
           if (device != impl::Device::cpu)
@@ -83,8 +97,8 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
           found = true;
         }
     if (!found) {
-      std::string all = "fp32, bf16, bf16-state, production, honest, mutants";
-      for (const auto* list : {&honest_variants(), &mutants()})
+      std::string all = "fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, production, chunked, honest, mutants";
+      for (const auto* list : variant_lists())
         for (const auto& c : *list) all += ", " + c.name;
       throw std::invalid_argument("unknown implementation '" + name + "' (expected one of: " + all + ")");
     }

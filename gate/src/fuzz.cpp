@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "adversary.hpp"
+#include "vla/gate/domain.hpp"
 #include "vla/gate/spec_args.hpp"
 #include "vla/io/atomic_file.hpp"
 #include "vla/io/stream_io.hpp"
@@ -158,14 +159,14 @@ Shrunk shrink(const Candidate& c, const Stream& failing, const Options& opt, int
     ++best.judgements;
     const Expected e = expect(s, opt, c.kind);
     if (!e.valid) return false;
-    Judgement j = run_and_judge(c, e);
+    Judgement j = judge_in_domain(c, e);
     if (j.status != Status::fail) return false;
     best.stream = s;
     best.judgement = std::move(j);
     return true;
   };
   if (!fails(failing)) {  // not reproducible (or the budget is 0): keep it as it is
-    best.judgement = run_and_judge(c, expect(failing, opt, c.kind));
+    best.judgement = judge_in_domain(c, expect(failing, opt, c.kind));
     return best;
   }
   static const int kDims[] = {16, 32, 64, 128};

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "vla/gate/battery.hpp"
+#include "vla/gate/domain.hpp"
 
 namespace vla::gate {
 
@@ -93,7 +94,7 @@ GateReport run_gate(const GateConfig& cfg, const Progress& progress) {
     for (const auto& c : cfg.candidates) {
       if (c.kind != kind || killed.count(c.name)) continue;
       const auto t1 = Clock::now();
-      CaseResult r = result_of(run_and_judge(c, e), since(t1));
+      CaseResult r = result_of(judge_in_domain(c, e), since(t1));
       r.suite = suite;
       r.id = id;
       r.origin = origin;

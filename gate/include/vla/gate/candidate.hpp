@@ -1,5 +1,7 @@
 // The implementations the gate can judge, behind one name each:
 //   production  "fp32", "bf16", "bf16-state": the kernels (CUDA, or their CPU twins);
+//               "chunked-fp32", "chunked-bf16": the chunked kernels (C = 64), judged
+//               by the error model of their baseline kind (vla/gpu/chunked.hpp);
 //   honest      "<kind>/<variant>": the twin's maths with another honest rounding
 //               (summation order, no FMA, a wider accumulator, float state):
 //               must pass;
@@ -14,6 +16,7 @@
 
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gpu/chunked.hpp"
 #include "vla/gpu/impl.hpp"
 
 namespace vla::gate {
@@ -30,13 +33,27 @@ struct Candidate {
   // Runs on a stream already rounded to the kind's input type (round_inputs).
   // Throws std::invalid_argument for a stream or options it does not support.
   std::function<Outputs(const Stream&, const Options&)> run;
+  // Why a stream or options lie outside what it implements (empty: inside).
+  // Unset: it takes whatever the fused kernels take. A case outside is invalid
+  // for this candidate, with the reason, and is not run (judge_in_domain).
+  std::function<std::string(const Stream&, const Options&)> outside;
 };
 
 Candidate production(impl::Kind kind, impl::Device device);
 const std::vector<Candidate>& honest_variants();
 const std::vector<Candidate>& mutants();
 
-// One name (see above), or a group: "production", "honest", "mutants". Several
+// The chunked kernels (candidates_chunked.cpp): production at chunk size 64,
+// honest variants "<name>/C32" (another chunking must pass too), and the
+// chunk-boundary mutants "mutant:chunked-..." (mutants_chunked.cpp). The groups
+// "honest" and "mutants" of find_candidates include them; honest_variants() and
+// mutants() above do not.
+Candidate chunked_production(impl::ChunkedKind kind, impl::Device device);
+const std::vector<Candidate>& chunked_honest_variants();
+const std::vector<Candidate>& chunked_mutants();
+
+// One name (see above), or a group: "production", "chunked" (chunked-fp32 and
+// chunked-bf16), "honest", "mutants". Several
 // may be joined with commas. Throws std::invalid_argument naming an unknown one.
 std::vector<Candidate> find_candidates(std::string_view names, impl::Device device);
 

@@ -1,0 +1,136 @@
+// Planted chunk-boundary defects of the chunked kernels (issue 8): each is the
+// chunked twin (gpu::run_twin, the chunked reference at float with the kernel's
+// operand rounding) composed at build time with one replaced piece of its
+// structure policy (ref::ChunkStructure), or wrapped by a driver that mis-bounds
+// the last chunk. Run at chunk size 32 so that the gate's short streams cross
+// several boundaries. The gate must reject every one.
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "candidates_internal.hpp"
+#include "vla/gpu/chunked_twin.hpp"
+
+namespace vla::gate {
+
+namespace {
+
+using impl::ChunkedKind;
+using M = ref::Mat<float>;
+constexpr int kC = 32;
+
+// A not carried across the chunk boundary: every chunk starts from the head's
+// initial A = I / lambda0 (the kernel never writes the updated A back).
+struct AResetEachChunk : ref::ChunkStructure {
+  template <class Mat>
+  static void next_A(Mat& A, const Mat& /*update*/, const Mat& A0) {
+    A = A0;
+  }
+};
+
+// The state's triangular system taken with the inclusive upper triangle:
+// T = I + triu(Ah^T K) (diagonal 1 + a^_t . k^_t) instead of the strict one.
+struct InclusiveTriangle : ref::ChunkStructure {
+  template <class Mat>
+  static Mat state_solve(const Mat& Rhs, const Mat& AK) {
+    const int len = int(AK.rows());
+    Mat Tm = Mat::Identity(len, len);
+    for (int i = 0; i < len; ++i)
+      for (int t = i; t < len; ++t) Tm(i, t) += AK(i, t);
+    return Tm.transpose().template triangularView<Eigen::Lower>().solve(Rhs.transpose()).transpose();
+  }
+};
+
+// The chunk's affine map S -> S P + Q applied on the wrong side, P S + Q, with
+// P = I - K T^{-1} Ah^T and Q = V T^{-1} Ah^T = update + S K T^{-1} Ah^T.
+struct MapWrongOrder : ref::ChunkStructure {
+  template <class Mat>
+  static void next_S(Mat& S, const Mat& update, const Mat& K, const Mat& Ah, const Mat& AK) {
+    const int len = int(AK.rows());
+    Mat Tm = Mat::Identity(len, len);
+    for (int i = 0; i < len; ++i)
+      for (int t = i + 1; t < len; ++t) Tm(i, t) = AK(i, t);
+    const Mat X = Tm.template triangularView<Eigen::UnitUpper>().solve(Mat(Ah.transpose()));  // T^{-1} Ah^T
+    const Mat KX = K * X;
+    const Mat Q = update + S * KX;
+    S = S - KX * S + Q;
+  }
+};
+
+template <class Structure>
+Runner twin_with(ChunkedKind kind) {
+  return [kind](const Stream& s, const Options& o) -> Outputs {
+    if (const std::string why = impl::chunked_unsupported(s.dims, o, kind, kC); !why.empty()) throw std::invalid_argument(why);
+    return kind == ChunkedKind::bf16 ? gpu::run_twin<gpu::Bf16Operands, Structure>(s, o, kC, true)
+                                     : gpu::run_twin<ref::ExactOperands, Structure>(s, o, kC, false);
+  };
+}
+
+// The first T steps of every head.
+Stream prefix(const Stream& s, int T) {
+  Stream p;
+  p.dims = s.dims;
+  p.dims.T = T;
+  const Dims& d = s.dims;
+  for (auto [dst, src, D] : {std::tuple{&p.q, &s.q, d.Dk}, {&p.k, &s.k, d.Dk}, {&p.v, &s.v, d.Dv}, {&p.u, &s.u, d.Dk}}) {
+    if (src->empty()) continue;
+    for (int b = 0; b < d.B; ++b)
+      for (int t = 0; t < T; ++t)
+        for (int h = 0; h < d.H; ++h) dst->insert(dst->end(), src->begin() + d.off(b, t, h, D), src->begin() + d.off(b, t, h, D) + D);
+  }
+  return p;
+}
+
+// The last, partial chunk (T not a multiple of C) stops one step early: its last
+// step's o and ||S|| are never written (zero) and the final S, A miss its update.
+Runner last_step_dropped(ChunkedKind kind) {
+  const Runner twin = twin_with<ref::ChunkStructure>(kind);
+  return [twin](const Stream& s, const Options& o) -> Outputs {
+    const Dims& d = s.dims;
+    if (d.T % kC == 0 || d.T == 1) return twin(s, o);  // no partial chunk to mis-bound (or nothing before it)
+    const Outputs r = twin(prefix(s, d.T - 1), o);
+    Outputs out;
+    out.allocate(d, true);
+    const Dims& rd = r.dims;
+    for (int b = 0; b < d.B; ++b)
+      for (int t = 0; t + 1 < d.T; ++t)
+        for (int h = 0; h < d.H; ++h) {
+          for (int i = 0; i < d.Dv; ++i) out.o[d.off(b, t, h, d.Dv) + i] = r.o[rd.off(b, t, h, d.Dv) + i];
+          out.state_norm[(std::size_t(b) * d.T + t) * d.H + h] = r.state_norm[(std::size_t(b) * rd.T + t) * d.H + h];
+        }
+    out.S = r.S;
+    out.A = r.A;
+    return out;
+  };
+}
+
+Candidate mutant(std::string name, ChunkedKind kind, std::string defect, std::string description, Runner run) {
+  Candidate c;
+  c.name = "mutant:" + std::move(name);
+  c.kind = impl::baseline_kind(kind);
+  c.role = Role::mutant;
+  c.defect = std::move(defect);
+  c.description = std::move(description) + " (" + impl::to_string(kind) + " twin, C = 32)";
+  c.run = std::move(run);
+  c.outside = chunked_domain(kind, kC);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> make_chunked_mutants() {
+  return {
+      mutant("chunked-A-not-carried", ChunkedKind::bf16, "maths", "every chunk starts from A = I/lambda0 (A not carried across the boundary)",
+             twin_with<AResetEachChunk>(ChunkedKind::bf16)),
+      mutant("chunked-inclusive-triangle", ChunkedKind::fp32, "maths",
+             "the state's triangular system uses the inclusive upper triangle of Ah^T K (diagonal 1 + a^.k^)",
+             twin_with<InclusiveTriangle>(ChunkedKind::fp32)),
+      mutant("chunked-map-order", ChunkedKind::fp32, "maths", "the chunk's affine map S P + Q applied as P S + Q",
+             twin_with<MapWrongOrder>(ChunkedKind::fp32)),
+      mutant("chunked-last-step-dropped", ChunkedKind::fp32, "indexing",
+             "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::fp32)),
+  };
+}
+
+}  // namespace vla::gate
