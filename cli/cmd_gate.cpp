@@ -86,17 +86,12 @@ int run(const GateArgs& a) {
   if (a.mutation && a.all_cases) std::cout << "\n" << gate::campaign_table(rep) << "\n";
   if (!a.junit.empty()) gate::write_text(a.junit, gate::junit_xml(rep), a.force);
   if (!a.json.empty()) gate::write_text(a.json, gate::json_report(rep), a.force);
-  if (!a.md.empty()) gate::write_text(a.md, gate::markdown_summary(rep), a.force);
+  if (!a.md.empty()) gate::write_text(a.md, gate::markdown_summary(rep, a.mutation), a.force);
   if (!a.write_baseline.empty()) {
     gate::write_baseline(rep, a.write_baseline, a.force);
     std::cout << "  wrote the accuracy baseline (" << (a.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
   }
-  bool ok = true;
-  if (a.mutation) {
-    for (const auto& s : rep.summaries) ok = ok && (s.role == "mutant" ? s.fail > 0 : s.fail == 0);
-  } else {
-    ok = rep.passed();
-  }
+  const bool ok = gate::verdict_passed(rep, a.mutation);
   std::cout << fmt::format("vla gate: {} in {:.1f} s\n", ok ? "PASSED" : "FAILED", rep.seconds);
   return ok ? kExitOk : kExitFail;
 }

@@ -82,14 +82,21 @@ Judgement judge(const Outputs& cand, const Expected& e) {
     j.escalated = true;
   }
   j.status = j.verdict.pass ? Status::pass : Status::fail;
-  const int dv = e.ref.dims.Dv;
+  // Over the judged rows only: those before the policy breaks down (the
+  // earliest such step of any head, docs/ERROR_MODEL.md).
+  const Dims& d = e.ref.dims;
+  const int dv = d.Dv, judged_T = j.verdict.first_beyond_step >= 0 ? j.verdict.first_beyond_step : d.T;
   for (std::size_t row = 0; dv > 0 && row < e.ref.o.size() / dv; ++row) {
+    if (static_cast<int>((row / d.H) % d.T) >= judged_T) continue;
     double err = 0, mag = 0;
     for (int i = 0; i < dv; ++i) {
       err = std::max(err, std::fabs(cand.o[row * dv + i] - e.ref.o[row * dv + i]));
       mag = std::max(mag, std::fabs(e.ref.o[row * dv + i]));
     }
-    if (mag > 0 && std::isfinite(err) && std::isfinite(mag)) j.o_rel_error = std::max(j.o_rel_error, err / mag);
+    // Relative to the row's largest value, or to float's smallest normal number
+    // for rows below it (where a stored value is rounded to a fixed grid).
+    mag = std::max(mag, 0x1p-126);
+    if (std::isfinite(err) && std::isfinite(mag)) j.o_rel_error = std::max(j.o_rel_error, err / mag);
   }
   return j;
 }

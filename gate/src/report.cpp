@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -128,19 +129,49 @@ std::string mutation_summary(const GateReport& rep) {
 
 std::string campaign_table(const GateReport& rep) {
   std::ostringstream m;
-  m << "| implementation | kind of defect | judged cases | failures | failure rate | worst err/tol per case: min | median | max |\n"
-    << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  m << "| implementation | defect | judged (battery + fuzz) | failures | failure rate | rejected: err/tol min | median "
+       "| passed: err/tol max | calibration statistic max |\n"
+    << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  auto median = [](std::vector<double> x) {
+    if (x.empty()) return 0.0;
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
   for (const auto& s : rep.summaries) {
-    const int judged = s.pass + s.fail;
-    m << fmt::format("| `{}` | {} | {} | {} | {:.2f}% | {:.3g} | {:.3g} | {:.3g} |\n", s.name, s.role == "mutant" ? s.defect : s.role, judged,
-                     s.fail, judged ? 100.0 * s.fail / judged : 0.0, s.worst_ratio_min, s.worst_ratio_p50, s.worst_ratio_max);
+    int battery = 0, fuzz = 0, fails = 0;
+    std::vector<double> rejected;
+    double passed_max = 0, calib_max = 0;
+    for (const auto& r : rep.results) {
+      if (r.candidate != s.name || r.status == Status::invalid) continue;
+      (r.suite == "battery" ? battery : fuzz) += 1;
+      if (r.status == Status::fail) {
+        ++fails;
+        rejected.push_back(r.worst_ratio);
+      } else {
+        passed_max = std::max(passed_max, r.worst_ratio);
+        if (std::isfinite(r.group_ratio)) calib_max = std::max(calib_max, r.group_ratio);
+      }
+    }
+    const int judged = battery + fuzz;
+    const std::string rej_min = rejected.empty() ? "" : fmt::format("{:.3g}", *std::min_element(rejected.begin(), rejected.end()));
+    const std::string rej_med = rejected.empty() ? "" : fmt::format("{:.3g}", median(rejected));
+    m << fmt::format("| `{}` | {} | {} + {} | {} | {:.2f}% | {} | {} | {:.3g} | {:.3g} |\n", s.name, s.role == "mutant" ? s.defect : s.role,
+                     battery, fuzz, fails, judged ? 100.0 * fails / judged : 0.0, rej_min, rej_med, passed_max, calib_max);
   }
   return m.str();
 }
 
-std::string markdown_summary(const GateReport& rep) {
+bool verdict_passed(const GateReport& rep, bool mutation_campaign) {
+  if (!mutation_campaign) return rep.passed();
+  for (const auto& s : rep.summaries)
+    if (s.role == "mutant" ? s.fail == 0 : s.fail > 0) return false;
+  return rep.regressions.empty();
+}
+
+std::string markdown_summary(const GateReport& rep, bool mutation_campaign) {
   std::ostringstream m;
-  m << "## vla gate: " << (rep.passed() ? "passed" : "**FAILED**") << "\n\n";
+  m << "## vla gate" << (mutation_campaign ? " (mutation campaign)" : "") << ": "
+    << (verdict_passed(rep, mutation_campaign) ? "passed" : "**FAILED**") << "\n\n";
   m << fmt::format("{} mode on {}, {} cases in {:.1f} s ({}).\n\n", mode(rep), rep.device, rep.results.size(), rep.seconds, io::tool_version());
   m << "*outside domain*: inputs the spec rejects at this precision (e.g. a key whose features round to zero); "
        "*policy breakdown*: cases judged up to the step where the plain implementation of the policy itself loses every digit "

@@ -46,6 +46,15 @@ TEST(Reports, JunitJsonMarkdown) {
   const std::string md = markdown_summary(rep);
   EXPECT_NE(md.find("| `fp32` |"), std::string::npos) << md;
   EXPECT_NE(md.find("mutation score: 1/1"), std::string::npos) << md;
+  // As a gate run the rejected mutant fails it; as a mutation campaign the
+  // rejection is what was wanted, and the page's verdict says so.
+  EXPECT_FALSE(verdict_passed(rep, false));
+  EXPECT_TRUE(verdict_passed(rep, true));
+  EXPECT_NE(md.find("## vla gate: **FAILED**"), std::string::npos) << md;
+  EXPECT_NE(markdown_summary(rep, true).find("## vla gate (mutation campaign): passed"), std::string::npos);
+  GateReport missed = rep;
+  for (auto& s : missed.summaries) s.fail = 0;  // a mutant that got through
+  EXPECT_FALSE(verdict_passed(missed, true));
 }
 
 TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {

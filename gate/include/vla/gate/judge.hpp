@@ -45,7 +45,7 @@ struct Judgement {
   Status status = Status::invalid;
   accuracy::Verdict verdict;  // pass / fail
   std::string reason;         // invalid: why; a candidate that threw: its message (then status fail)
-  double o_rel_error = 0;     // max over o rows of max_i |cand - ref| / max_i |ref| (finite rows)
+  double o_rel_error = 0;     // max over judged o rows (before any breakdown) of max_i |cand - ref| / max(max_i |ref|, 2^-126)
   bool escalated = false;     // the first check failed and the verdict is the second look's (docs/ERROR_MODEL.md)
 };
 

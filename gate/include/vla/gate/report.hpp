@@ -12,15 +12,22 @@ namespace vla::gate {
 
 std::string junit_xml(const GateReport& rep);
 std::string json_report(const GateReport& rep);
-std::string markdown_summary(const GateReport& rep);
+// The run's verdict. A gate run: every candidate passed and no accuracy
+// regression against a stored baseline. A mutation campaign (`--mutation`):
+// every planted mutant rejected and every honest variant passed.
+bool verdict_passed(const GateReport& rep, bool mutation_campaign);
+
+std::string markdown_summary(const GateReport& rep, bool mutation_campaign = false);
 
 // The mutation score line and the honest variants' verdict, when the report
 // holds mutants or honest variants ("" otherwise).
 std::string mutation_summary(const GateReport& rep);
 
 // The measured table of a mutation campaign (docs/GATE.md): per candidate the
-// judged cases, failures and their rate, and err/tol of the worst element per
-// case (min, median, max over the cases).
+// judged cases (battery + fuzz), failures and their rate; over the rejected
+// cases the worst element's err/tol (min: the tightest rejection; median); over
+// the passed cases the largest err/tol (the tightest pass) and the largest
+// calibration statistic (docs/ERROR_MODEL.md).
 std::string campaign_table(const GateReport& rep);
 
 // All-or-nothing write of a text file (refuses to replace one unless overwrite).
