@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 std::string to_string(Profile p) { return p == Profile::tiny ? "tiny" : p == Profile::quick ? "quick" : "full"; }
 
 const std::vector<Stage>& stages() {
-  static const std::vector<Stage> s = {drift_stage(), state_norm_stage(), jacobian_stage(), sherman_morrison_stage(),
-                                       recall_stage()};
+  static const std::vector<Stage> s = {drift_stage(), chunked_drift_stage(), state_norm_stage(), jacobian_stage(),
+                                       sherman_morrison_stage(), recall_stage()};
   return s;
 }
 

@@ -45,9 +45,9 @@ const std::vector<Candidate>& mutants();
 
 // The chunked kernels (candidates_chunked.cpp): production at chunk size 64,
 // honest variants "<name>/C32" (another chunking must pass too), and the
-// chunk-boundary mutants "mutant:chunked-..." (mutants_chunked.cpp). The groups
-// "honest" and "mutants" of find_candidates include them; honest_variants() and
-// mutants() above do not.
+// chunk-boundary mutants "mutant:chunked-..." (mutants_chunked.cpp). The group
+// "mutants" of find_candidates includes the mutants (mutants() above does not);
+// the C32 variants run by name (they share the chunked kernels' known failures).
 Candidate chunked_production(impl::ChunkedKind kind, impl::Device device);
 const std::vector<Candidate>& chunked_honest_variants();
 const std::vector<Candidate>& chunked_mutants();

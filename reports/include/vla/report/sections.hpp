@@ -6,6 +6,7 @@
 namespace vla::report {
 
 Stage drift_stage();             // drift.cpp
+Stage chunked_drift_stage();     // chunked_drift.cpp
 Stage state_norm_stage();        // state_norm.cpp
 Stage jacobian_stage();          // jacobian.cpp
 Stage sherman_morrison_stage();  // sherman_morrison.cpp
