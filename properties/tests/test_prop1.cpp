@@ -144,7 +144,8 @@ TEST(P1Claim, AdversarialSearchFindsNoPlateau) {
     cx.claim = "prop1-bounded-state";
     cx.c = *last_failing;
     cx.opt = last_failing->options();
-    cx.found_by = "rapidcheck shrink of gen_adversarial(objective_state_norm, V = 1) (test P1Claim.AdversarialSearchFindsNoPlateau)";
+    cx.found_by = "rapidcheck shrink of gen_adversarial(objective_state_norm, V = 1), seed " +
+                  std::to_string(rc::detail::configuration().testParams.seed) + " (test P1Claim.AdversarialSearchFindsNoPlateau)";
     cx.note = "greedy adversary, unit keys, ||v_t|| <= 1: the state norm keeps growing (no plateau by T)";
     save_counterexample(path, cx, true);
   }
