@@ -13,6 +13,7 @@
 #include <string>
 
 #include "vla/gate/battery.hpp"
+#include "vla/gate/domain.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/gate.hpp"
 #include "vla/gate/judge.hpp"
@@ -107,4 +108,31 @@ TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
     std::printf("  %-20s %4d judged, %3d outside the domain or the spec, worst err/tol %.3f\n", s.name.c_str(), s.pass + s.fail,
                 s.invalid, s.worst_ratio_max);
   }
+}
+
+// A case outside a chunked kernel's domain is invalid for it, with the reason,
+// and is not run; inside, the candidate is judged as usual.
+TEST(MutationChunked, OutsideTheDomainIsInvalidNotAFailure) {
+  const Candidate fp32 = chunked_production(impl::ChunkedKind::fp32, impl::Device::cpu);
+  const Candidate bf16 = chunked_production(impl::ChunkedKind::bf16, impl::Device::cpu);
+  int seen_outside = 0, seen_inside = 0;
+  for (const auto& bc : battery(true)) {
+    const bool d128 = bc.stream.dims.Dk == 128, raw_keys = !bc.opt.normalize_key();
+    if (!d128 && !raw_keys) continue;
+    for (const Candidate* c : {&fp32, &bf16}) {
+      const Expected e = expect(bc.stream, bc.opt, c->kind);
+      if (!e.valid) continue;
+      const Judgement j = judge_in_domain(*c, e);
+      const bool outside = d128 || (raw_keys && c == &bf16);
+      ++(outside ? seen_outside : seen_inside);
+      if (outside) {
+        EXPECT_EQ(j.status, Status::invalid) << c->name << " " << bc.id;
+        EXPECT_NE(j.reason.find(d128 ? "D=128" : "unit keys"), std::string::npos) << j.reason;
+      } else {
+        EXPECT_NE(j.status, Status::invalid) << c->name << " " << bc.id << ": " << j.reason;
+      }
+    }
+  }
+  EXPECT_GT(seen_outside, 1);  // D = 128 and raw keys for chunked-bf16
+  EXPECT_GT(seen_inside, 0);   // raw keys for chunked-fp32
 }
