@@ -219,7 +219,6 @@ VLA_PROP(P2Exact, NormIsTheClosedFormOfTheGateCosine, 150, ()) {
   // vla-v3 must normalise u: a drawn u that is zero (or underflows) is bad input there.
   RC_PRE(is_valid(c.stream, opt));
   const Dims& d = c.stream.dims;
-  const double phi = std::numbers::phi;
   for (int b = 0; b < d.B; ++b) {
     ref::TraceOptions topt;
     topt.b = b;
@@ -236,7 +235,11 @@ VLA_PROP(P2Exact, NormIsTheClosedFormOfTheGateCosine, 150, ()) {
       }
       RC_ASSERT(double(abs(formula - jacobian_norm_of_cos<Mpfr>(st.c))) <= tl);
       RC_ASSERT(double(sigma) >= 1 - tl);
-      RC_ASSERT(double(sigma) < phi);
+      // sigma < phi strictly because c > 0 (asserted below) and the closed form
+      // (asserted above) decreases in c; the computed sigma is only within tl of
+      // the true one, and for c ~ 1e-50 (an extremely anisotropic A) it lies
+      // within a double's rounding of phi: compare at the working precision.
+      RC_ASSERT(double(sigma - (Mpfr(1) + sqrt(Mpfr(5))) / 2) <= tl);
       RC_ASSERT(double(st.c) > 0);
       const Mpfr kappa = max_eig_sym<Mpfr>(st.A) / min_eig_sym<Mpfr>(st.A);
       RC_ASSERT(double(sigma) <= double(jacobian_norm_bound_of_kappa<Mpfr>(kappa)) + tl);

@@ -10,7 +10,8 @@
 //   * inside it, and then the twin runs it and its outputs pass the error model
 //     (gpu/include/vla/gpu/error_model.hpp with its Monte Carlo baselines,
 //     error_baselines.hpp) judged as the gate judges them (gate::judge,
-//     escalation included).
+//     escalation included), except for the float residues where the reference
+//     is exactly 0, which the model cannot judge yet (take_cancellation_residues).
 // The chunked kernel's twins (chunked-fp32, -bf16, -tf32) do not hold it on
 // every family: ChunkedTwinFindings at the end keeps their shrunk failures.
 // Which streams are outside the domain is not read off the gate: it is what the
@@ -107,6 +108,56 @@ Implied implied_out_of_domain(const Stream& s, const Options& opt) {
   return r;
 }
 
+// A gap of the error model (docs/FINDINGS.md, "The CPU twins against the
+// reference"; replayed by ErrorModelGap.ExactCancellationOfTheState): where a
+// write cancels the state exactly, the reference's ||S_t||_F is exactly 0 after a
+// non-zero one, and so is its o row; the model's tolerance there is its storage
+// term alone (its scales are those of step t, all 0), while an honest float
+// implementation that rounds the gate a^_t differently leaves a residue up to the
+// model's own floor (without its K) at the state that was cancelled,
+// r_t = D u_state max_{s<t} ||S_s||_F (gamma = D for ||S||_F, error_model.hpp), and
+// carries it while the exact state stays 0. Likewise an o row that is exactly 0
+// in the reference (a cancelled state, or S_t phi(q_t) = 0 by the supports of
+// sparse vectors) gets no tolerance, while the twin's row carries the rounding of
+// S_t phi(q_t) at its normwise scale: accepted up to
+// 2 D u_state max_{s<=t} ||S_s||_F ||phi(q_t)|| / |den_t| (den_t after den_floor; 2
+// covers the readout's own relative rounding). Such residues are set to the
+// reference's 0 and counted (tagged); every other element is judged as is.
+// `in` is the stream the twin consumed (rounded inputs).
+int take_cancellation_residues(Outputs& out, const Outputs& ref, const Stream& in, const Options& opt, double u_state) {
+  const Dims& d = ref.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  int n = 0;
+  for (int b = 0; b < d.B; ++b)
+    for (int h = 0; h < d.H; ++h) {
+      double largest = 0;  // max_{s<t} ||S_s||_F
+      std::vector<double> nsum(d.Dk, 0.0);
+      for (int t = 0; t < d.T; ++t) {
+        const std::size_t i = (std::size_t(b) * d.T + t) * d.H + h, ok = d.off(b, t, h, d.Dk), ov = d.off(b, t, h, d.Dv);
+        double q2 = 0, den = 0;
+        for (int j = 0; j < d.Dk; ++j) {
+          nsum[j] += core::phi(in.k[ok + j], elu1);
+          const double p = core::phi(in.q[ok + j], elu1);
+          q2 += p * p;
+          den += nsum[j] * p;
+        }
+        if (opt.readout == Readout::raw) den = 1;
+        else if (opt.den_floor > 0) den = std::max(den, opt.den_floor);
+        const double r = d.Dk * u_state * largest;
+        if (ref.state_norm[i] == 0 && out.state_norm[i] != 0 && std::fabs(out.state_norm[i]) <= r) out.state_norm[i] = 0, ++n;
+        if (std::isfinite(ref.state_norm[i])) largest = std::max(largest, std::fabs(ref.state_norm[i]));
+        // An o row that is exactly 0 in the reference (a cancelled state, or S_t
+        // phi(q_t) = 0 by the supports of sparse vectors) has no scale of its own.
+        bool row_zero = true;
+        for (int e = 0; e < d.Dv; ++e) row_zero = row_zero && ref.o[ov + e] == 0;
+        const double ro = 2 * d.Dk * u_state * largest * std::sqrt(q2) / std::fabs(den);
+        for (int e = 0; row_zero && e < d.Dv; ++e)
+          if (out.o[ov + e] != 0 && std::fabs(out.o[ov + e]) <= ro) out.o[ov + e] = 0, ++n;
+      }
+    }
+  return n;
+}
+
 // Refused streams per family and preset: counted by the gate and implied by the family.
 struct Tally {
   int cases = 0, refused = 0, implied = 0;
@@ -196,6 +247,8 @@ void twins_agree(Family f) {
         continue;
       }
       if (!refusal.empty()) RC_FAIL(where + ": the twin refused a valid stream: " + refusal);
+      const int residues = take_cancellation_residues(out, e.ref, e.input, opt, accuracy::precision_of(twin.input).u_state);
+      if (residues > 0) tags.insert(to_string(p) + ": exact-cancellation residues taken as 0 (error-model gap, see above)");
       const accuracy::Verdict v = twin.judge(out, e);
       if (!v.pass) RC_FAIL(where + ": " + v.summary());
       if (v.beyond > 0) tags.insert(to_string(p) + ": some steps beyond the policy's accuracy (counted, not judged)");
@@ -255,6 +308,43 @@ TEST(TwinsAgree, GateJudgesNothingWhereTheDoubleReferenceIsNotFloatGrade) {
     EXPECT_GT(j.verdict.beyond, 0u) << impl::to_string(kind);
     EXPECT_EQ(j.verdict.first_beyond_step, 0) << impl::to_string(kind);
   }
+}
+
+// ---- The error-model gap behind take_cancellation_residues ----------------------
+// TwinsAgree.sparse's shrunk failure, written out: identity map, vla-v3 with
+// lambda0 = 0.99999961..., D = 16, every key e_1, one non-zero value entry at
+// t = 1, q = 0. S_1 = v_1 e_1^T; at
+// t = 2 the write with v = 0 and a^ = k^ = e_1 cancels it exactly, so the
+// reference's ||S_2||_F is 0. The fp32 twin leaves a residue of float rounding,
+// below D u_float ||S_1||_F, and the gate fails it: the model's tolerance at an
+// exact 0 is its storage term (~7e-46). Asserted as it is now, so that a fix of
+// the model (a floor at the scale of the state the step started from) shows here.
+TEST(ErrorModelGap, ExactCancellationOfTheState) {
+  Stream s;
+  const int D = 16, T = 3;
+  s.dims = Dims{1, T, 1, D, D};
+  s.q.assign(std::size_t(T) * D, 0.0);
+  s.k.assign(std::size_t(T) * D, 0.0);
+  s.v.assign(std::size_t(T) * D, 0.0);
+  for (int t = 0; t < T; ++t) s.k[std::size_t(t) * D] = 1.0;
+  s.v[std::size_t(1) * D + 3] = -5.8361987458332458e-10;
+  Options opt = preset_options(Preset::vla_v3);
+  opt.feature_map = FeatureMap::identity;
+  opt.lambda0 = 0.99999961185471997;  // not a power of two: A's entries are rounded in float
+  const gate::Expected e = gate::expect(s, opt, impl::Kind::fp32);
+  ASSERT_TRUE(e.valid) << e.reason;
+  ASSERT_GT(e.ref.state_norm[1], 0.0);
+  ASSERT_EQ(e.ref.state_norm[2], 0.0);
+  Outputs out = impl::run(e.input, opt, impl::Kind::fp32, impl::Device::cpu);
+  const double residue = out.state_norm[2], floor_prev = D * 0x1p-24 * e.ref.state_norm[1];
+  std::cout << "fp32 twin: ||S_2||_F = " << residue << " (reference 0; D u ||S_1||_F = " << floor_prev << ")\n";
+  EXPECT_NE(residue, 0.0);
+  EXPECT_LE(std::fabs(residue), floor_prev);
+  const gate::Judgement j = gate::judge(out, e);
+  std::cout << "gate: " << j.verdict.summary() << "\n";
+  EXPECT_FALSE(j.verdict.pass) << "the error model now covers exact cancellation: drop take_cancellation_residues";
+  EXPECT_EQ(take_cancellation_residues(out, e.ref, e.input, opt, 0x1p-24), 1);
+  EXPECT_TRUE(gate::judge(out, e).verdict.pass);
 }
 
 // ---- The chunked kernel's twins: findings (docs/FINDINGS.md) ----------------------
