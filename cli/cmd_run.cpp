@@ -16,6 +16,7 @@
 #include "registry.hpp"
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gate/spec_args.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/io/stream_io.hpp"
 #include "vla/io/version.hpp"
@@ -28,32 +29,22 @@ namespace fs = std::filesystem;
 
 struct RunArgs {
   std::string input, output;
-  std::string impl = "reference", device, scalar = "mpfr", preset = "paper";
+  std::string impl = "reference", device, scalar = "mpfr";
   int bits = 256;
   double require_bits = 0;
-  std::string feature_map, readout, normalize, baseline;
-  double lambda0 = 0, delta_floor = 0, ridge = 0, den_floor = 0, beta = 1, decay = 1;
-  int ridge_every = 0;
-  bool u_unit_scaled = false, force = false;
+  gate::SpecArgs spec;  // the spec's options, shared with vla check / gate / fuzz
+  std::string baseline;
+  double beta = 1, decay = 1;
+  bool force = false;
   // Set by CLI11; an option counts as given when its count() > 0.
-  CLI::Option *o_device, *o_scalar, *o_bits, *o_require, *o_fm, *o_readout, *o_lambda0, *o_norm, *o_uus, *o_dfloor,
-      *o_rev, *o_ridge, *o_den, *o_baseline, *o_beta, *o_decay;
+  CLI::Option *o_device, *o_scalar, *o_bits, *o_require, *o_baseline, *o_beta, *o_decay;
 };
 
 bool given(const CLI::Option* o) { return o->count() > 0; }
 
 // The preset, then every explicitly given option on top of it.
 Options build_options(const RunArgs& a) {
-  Options o = preset_options(parse_preset(a.preset));
-  if (given(a.o_fm)) o.feature_map = parse_feature_map(a.feature_map);
-  if (given(a.o_readout)) o.readout = parse_readout(a.readout);
-  if (given(a.o_norm)) o.normalize = parse_normalize(a.normalize);
-  if (given(a.o_lambda0)) o.lambda0 = a.lambda0;
-  if (given(a.o_uus)) o.u_unit_scaled = a.u_unit_scaled;
-  if (given(a.o_dfloor)) o.delta_floor = a.delta_floor;
-  if (given(a.o_rev)) o.ridge_every = a.ridge_every;
-  if (given(a.o_ridge)) o.ridge = a.ridge;
-  if (given(a.o_den)) o.den_floor = a.den_floor;
+  Options o = gate::build_options(a.spec);
   if (given(a.o_baseline)) o.model = parse_model(a.baseline);
   if (o.model != Model::deltanet && (given(a.o_beta) || given(a.o_decay))) {
     throw InputError("--deltanet-beta and --deltanet-decay apply to --baseline deltanet only");
@@ -125,9 +116,9 @@ int run(const RunArgs& a) {
   meta["input_dtypes"] = dtypes_string(in);
   meta["dims"] = fmt::format("B={} T={} H={} Dk={} Dv={}", d.B, d.T, d.H, d.Dk, d.Dv);
   meta["impl"] = a.impl;
-  add_spec(meta, opt, a.preset);
+  add_spec(meta, opt, a.spec.preset);
   std::cout << "vla run: input " << a.input << ": " << meta["dims"] << " (" << meta["input_dtypes"] << ")\n"
-            << "  spec: preset=" << a.preset << " " << meta["spec"] << "\n";
+            << "  spec: preset=" << a.spec.preset << " " << meta["spec"] << "\n";
 
   Outputs out;
   if (reference) {
@@ -186,16 +177,7 @@ Register reg{Command{
       a->o_bits = sub.add_option("--bits", a->bits, "Reference working precision (mpfr)")->capture_default_str();
       a->o_require = sub.add_option("--require-bits", a->require_bits,
                                     "Exit 1 without writing when fewer bits are certified");
-      sub.add_option("--preset", a->preset, "Preset; explicit options override it")->capture_default_str()->check(CLI::IsMember({"paper", "vla-v3"}));
-      a->o_fm = sub.add_option("--feature-map", a->feature_map, "phi (default elu1)")->check(CLI::IsMember({"elu1", "identity"}));
-      a->o_readout = sub.add_option("--readout", a->readout, "o = y / (n.phi(q)) or raw y (default ratio)")->check(CLI::IsMember({"ratio", "raw"}));
-      a->o_lambda0 = sub.add_option("--lambda0", a->lambda0, "Initial penalty (> 0)");
-      a->o_norm = sub.add_option("--normalize", a->normalize, "Which of k^ and a^ are unit-normalised (default both)")->check(CLI::IsMember({"both", "key", "gate", "none"}));
-      a->o_uus = sub.add_flag("--u-unit-scaled", a->u_unit_scaled, "u <- u/||u||/sqrt(Dk) (--u-unit-scaled=false turns it off)");
-      a->o_dfloor = sub.add_option("--delta-floor", a->delta_floor, "delta <- max(delta, X)");
-      a->o_rev = sub.add_option("--ridge-every", a->ridge_every, "Add --ridge I to A after every N-th step");
-      a->o_ridge = sub.add_option("--ridge", a->ridge, "Ridge added to A");
-      a->o_den = sub.add_option("--den-floor", a->den_floor, "Ratio denominator <- max(den, X)");
+      gate::add_spec_options(sub, a->spec);
       a->o_baseline = sub.add_option("--baseline", a->baseline, "Run a baseline instead of VLA")
                           ->check(CLI::IsMember({"vla", "linear", "deltanet", "softmax"}));
       a->o_beta = sub.add_option("--deltanet-beta", a->beta, "DeltaNet write strength (default 1)");
