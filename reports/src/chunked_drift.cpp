@@ -146,13 +146,8 @@ json compute(const json& P, const RunEnv& env) {
 Figure drift_figure(const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "chunked_drift_o_" + name;
-  f.plot.title = "Chunked against recurrent drift, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "row error max_i |o_{t,i} - o^{ref}_{t,i}| / max_i |o^{ref}_{t,i}|";
-  f.plot.logx = f.plot.logy = true;
-  f.plot.key = "outside right top vertical";
-  f.plot.xrange = std::make_pair(1.0, fam["T"].get<double>());
+  f.plot = step_plot("chunked_drift_o_" + name, "Chunked against recurrent drift, family " + gp_literal(name),
+                     "row error max_i |o_{t,i} - o^{ref}_{t,i}| / max_i |o^{ref}_{t,i}|", fam["T"].get<double>());
   int colour = 0;
   for (const auto& k : fam["kinds"]) {
     const std::string kn = k["kind"], fn = k["fused"];

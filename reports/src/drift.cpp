@@ -229,13 +229,8 @@ json compute(const json& P, const RunEnv& env) {
 Figure o_figure(const json& P, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "drift_o_" + name;
-  f.plot.title = "Output drift, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "row error max_i |o_{t,i} - o^{ref}_{t,i}| / max_i |o^{ref}_{t,i}|";
-  f.plot.logx = f.plot.logy = true;
-  f.plot.key = "outside right top vertical";
-  f.plot.xrange = std::make_pair(1.0, fam["T"].get<double>());
+  f.plot = step_plot("drift_o_" + name, "Output drift, family " + gp_literal(name),
+                     "row error max_i |o_{t,i} - o^{ref}_{t,i}| / max_i |o^{ref}_{t,i}|", fam["T"].get<double>());
   int colour = 0;
   for (const auto& k : fam["kinds"]) {
     const std::string kn = k["kind"];
@@ -272,13 +267,8 @@ Figure o_figure(const json& P, const json& fam) {
 Figure bits_figure(const json& P, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "drift_bits_" + name;
-  f.plot.title = "Bits of error, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "bits of error (mean over o_t of log_2(1 + ulps))";
-  f.plot.logx = true;
-  f.plot.key = "outside right top vertical";
-  f.plot.xrange = std::make_pair(1.0, fam["T"].get<double>());
+  f.plot = step_plot("drift_bits_" + name, "Bits of error, family " + gp_literal(name),
+                     "bits of error (mean over o_t of log_2(1 + ulps))", fam["T"].get<double>(), /*logy=*/false);
   int colour = 0;
   for (const auto& k : fam["kinds"]) {
     const std::string kn = k["kind"];
@@ -301,13 +291,8 @@ Figure bits_figure(const json& P, const json& fam) {
 Figure s_figure(const json& P, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "drift_s_" + name;
-  f.plot.title = "State drift, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "relative error ||S_t - S_t^{ref}||_F / ||S_t^{ref}||_F";
-  f.plot.logx = f.plot.logy = true;
-  f.plot.key = "outside right top vertical";
-  f.plot.xrange = std::make_pair(1.0, fam["T"].get<double>());
+  f.plot = step_plot("drift_s_" + name, "State drift, family " + gp_literal(name),
+                     "relative error ||S_t - S_t^{ref}||_F / ||S_t^{ref}||_F", fam["T"].get<double>());
   int colour = 0;
   for (const auto& k : fam["kinds"]) {
     const std::string kn = k["kind"];

@@ -209,6 +209,19 @@ void write_text(const std::string& path, const std::string& s) {
 
 }  // namespace
 
+Plot step_plot(std::string id, std::string title, std::string ylabel, double last_step, bool logy) {
+  Plot p;
+  p.id = std::move(id);
+  p.title = std::move(title);
+  p.xlabel = "step t";
+  p.ylabel = std::move(ylabel);
+  p.logx = true;
+  p.logy = logy;
+  p.key = "outside right top vertical";
+  p.xrange = std::make_pair(1.0, last_step);
+  return p;
+}
+
 std::string gp_literal(const std::string& name) {
   std::string o;
   for (char c : name) {

@@ -161,14 +161,8 @@ json compute(const json& P, const RunEnv& env) {
 Figure figure(const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "sherman_morrison_" + name;
-  f.plot.title = "Inverse-penalty residual, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "||A_t M_t - I||_F";
-  f.plot.logx = f.plot.logy = true;
-  f.plot.key = "outside right top vertical";
   const auto steps = fam["steps"].get<std::vector<double>>();
-  f.plot.xrange = std::make_pair(1.0, steps.back());
+  f.plot = step_plot("sherman_morrison_" + name, "Inverse-penalty residual, family " + gp_literal(name), "||A_t M_t - I||_F", steps.back());
   for (const auto& p : fam["presets"]) {
     const bool v3 = p["preset"] == "vla-v3";
     int colour = 0;

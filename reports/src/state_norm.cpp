@@ -136,13 +136,9 @@ json compute(const json& P, const RunEnv& env) {
 Figure figure(const json& P, const json& fam) {
   Figure f;
   const std::string name = fam["family"];
-  f.plot.id = "state_norm_" + name;
-  f.plot.title = "State norm, family " + gp_literal(name);
-  f.plot.xlabel = "step t";
-  f.plot.ylabel = "||S_t||_F";
-  f.plot.logx = f.plot.logy = true;
+  f.plot = step_plot("state_norm_" + name, "State norm, family " + gp_literal(name), "||S_t||_F",
+                     std::max(fam["T"].get<double>(), P["paper_T"].get<double>()));
   f.plot.key = "top left";
-  f.plot.xrange = std::make_pair(1.0, std::max(fam["T"].get<double>(), P["paper_T"].get<double>()));
   int colour = 0;
   for (const auto& m : fam["models"]) {
     Series band{"", Series::Style::band, colour};

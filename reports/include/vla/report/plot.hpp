@@ -41,6 +41,11 @@ struct Plot {
 // where _ ^ { } @ & ~ would otherwise be markup.
 std::string gp_literal(const std::string& name);
 
+// A plot against the step t, as every per-step section draws one: log x from
+// step 1 to last_step, log y unless told otherwise, the legend outside on the
+// right. Callers add the series (and change what differs, e.g. the key).
+Plot step_plot(std::string id, std::string title, std::string ylabel, double last_step, bool logy = true);
+
 struct RenderedPlot {
   std::string svg;  // file contents
   std::string png;  // file contents (binary)
