@@ -89,7 +89,7 @@ int replay(const FuzzArgs& a) {
     const gate::StoredCase c = gate::load_case(f);
     const std::string names = a.o_impl->count() ? a.impl : c.impl;
     for (const auto& cand : gate::find_candidates(names, dev)) {
-      const gate::Judgement j = gate::judge_in_domain(cand, gate::expect(c.stream, c.opt, cand.kind));
+      const gate::Judgement j = gate::judge_in_domain(cand, gate::expect(c.stream, c.opt, cand.policy));
       ++n;
       fails += j.status == gate::Status::fail;
       print_verdict(fmt::format("{} on {} ({}, B={} T={} H={} D={})", cand.name, f.filename().string(), c.origin, c.stream.dims.B,
@@ -112,9 +112,9 @@ int run(const FuzzArgs& a) {
   const auto [shard, shards] = parse_shard(a.shard);
   const impl::Device dev = device_of(a);
   const std::vector<gate::Candidate> cands = gate::find_candidates(a.impl, dev);
-  std::vector<impl::Kind> kinds;
+  std::vector<gate::Policy> policies;
   for (const auto& c : cands)
-    if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) kinds.push_back(c.kind);
+    if (std::find(policies.begin(), policies.end(), c.policy) == policies.end()) policies.push_back(c.policy);
   if (!a.corpus.empty()) fs::create_directories(a.corpus);
   gate::FuzzLimits lim;
   lim.max_T = a.max_T;
@@ -136,12 +136,12 @@ int run(const FuzzArgs& a) {
   for (std::uint64_t j = 0;; ++j) {
     if (one ? j >= 1 : (a.cases > 0 ? long(j) >= a.cases : elapsed() >= a.seconds)) break;
     const std::uint64_t seed = one ? single : gate::case_seed(a.seed, gate::shard_index(shard, shards, j));
-    for (impl::Kind kind : kinds) {
-      const gate::FuzzCase fc = gate::make_fuzz_case(seed, kind, lim);
+    for (const gate::Policy& policy : policies) {
+      const gate::FuzzCase fc = gate::make_fuzz_case(seed, policy.input(), lim);
       ++streams;
-      const gate::Expected e = gate::expect(fc.stream, fc.opt, kind);
+      const gate::Expected e = gate::expect(fc.stream, fc.opt, policy);
       for (const auto& c : cands) {
-        if (c.kind != kind) continue;
+        if (!(c.policy == policy)) continue;
         ++judged;
         const gate::Judgement jd = gate::judge_in_domain(c, e);
         if (jd.status == gate::Status::invalid) ++invalid;

@@ -84,8 +84,8 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
       out.push_back(production(impl::parse_kind(name), device));
       continue;
     }
-    if (name == "chunked" || name == "chunked-fp32" || name == "chunked-bf16") {
-      for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16})
+    if (name == "chunked" || name == "chunked-fp32" || name == "chunked-bf16" || name == "chunked-tf32") {
+      for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
         if (name == "chunked" || name == impl::to_string(k)) out.push_back(chunked_production(k, device));
       continue;
     }
@@ -99,7 +99,7 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
           found = true;
         }
     if (!found) {
-      std::string all = "fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, production, chunked, honest, mutants";
+      std::string all = "fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, production, chunked, honest, mutants";
       for (const auto* list : variant_lists())
         for (const auto& c : *list) all += ", " + c.name;
       throw std::invalid_argument("unknown implementation '" + name + "' (expected one of: " + all + ")");

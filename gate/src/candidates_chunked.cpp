@@ -1,10 +1,10 @@
-// The chunked kernels as gate candidates (issue 8). A chunked policy is judged
-// by the error model of its baseline kind (impl::baseline_kind): chunked-fp32
-// as fp32, chunked-bf16 as bf16-state, whose inputs, baselines and precision
-// (accuracy::precision_of) are the chunked policy's own, so the two share the
-// battery's reference runs with the fused kernels. Their domain (D <= 64, unit
-// keys for chunked-bf16: impl::chunked_unsupported) makes other cases invalid
-// for them, not failures.
+// The chunked kernels as gate candidates (issue 8). Each is judged by its own
+// policy (chunked_policy, policy.hpp): chunked-fp32 and chunked-bf16 by that of
+// their baseline kind (fp32, bf16-state), whose inputs, baselines and precision
+// are the chunked policy's own, so they share the battery's reference runs with
+// the fused kernels; chunked-tf32 by its own (tf32 state). Their domain (D <= 64,
+// unit keys for chunked-bf16 and chunked-tf32: impl::chunked_unsupported) makes
+// other cases invalid for them, not failures.
 #include <string>
 #include <vector>
 
@@ -22,7 +22,7 @@ constexpr int kProductionC = 64, kVariantC = 32;
 Candidate chunked(impl::ChunkedKind kind, impl::Device device, int C, Role role, std::string name, std::string description) {
   Candidate c;
   c.name = std::move(name);
-  c.kind = impl::baseline_kind(kind);
+  c.policy = chunked_policy(kind);
   c.role = role;
   c.description = std::move(description);
   c.run = [kind, device, C](const Stream& s, const Options& o) { return impl::run_chunked(s, o, kind, device, C); };
@@ -44,7 +44,7 @@ Candidate chunked_production(impl::ChunkedKind kind, impl::Device device) {
 const std::vector<Candidate>& chunked_honest_variants() {
   static const std::vector<Candidate> v = [] {
     std::vector<Candidate> out;
-    for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16})
+    for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
       out.push_back(chunked(k, impl::Device::cpu, kVariantC, Role::honest, impl::to_string(k) + "/C32",
                             "the chunked twin with chunks of 32 steps (other chunk boundaries, smaller solves)"));
     return out;

@@ -157,7 +157,7 @@ Shrunk shrink(const Candidate& c, const Stream& failing, const Options& opt, int
   auto fails = [&](const Stream& s) -> bool {
     if (best.judgements >= budget) return false;
     ++best.judgements;
-    const Expected e = expect(s, opt, c.kind);
+    const Expected e = expect(s, opt, c.policy);
     if (!e.valid) return false;
     Judgement j = judge_in_domain(c, e);
     if (j.status != Status::fail) return false;
@@ -166,7 +166,7 @@ Shrunk shrink(const Candidate& c, const Stream& failing, const Options& opt, int
     return true;
   };
   if (!fails(failing)) {  // not reproducible (or the budget is 0): keep it as it is
-    best.judgement = judge_in_domain(c, expect(failing, opt, c.kind));
+    best.judgement = judge_in_domain(c, expect(failing, opt, c.policy));
     return best;
   }
   static const int kDims[] = {16, 32, 64, 128};

@@ -83,16 +83,16 @@ GateReport run_gate(const GateConfig& cfg, const Progress& progress) {
   rep.device = cfg.device;
   rep.quick = cfg.quick;
   std::set<std::string> killed;  // candidates already failed (with stop_at_first_failure)
-  std::vector<impl::Kind> kinds;
+  std::vector<Policy> policies;  // each judged on its own reference runs, shared by its candidates
   for (const auto& c : cfg.candidates)
-    if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) kinds.push_back(c.kind);
+    if (std::find(policies.begin(), policies.end(), c.policy) == policies.end()) policies.push_back(c.policy);
   const std::string dev = cfg.device == "cuda" ? " --device cuda" : "";
 
   auto judge_all = [&](const std::string& suite, const std::string& id, const std::string& origin, const Stream& s,
-                       const Options& opt, impl::Kind kind, const std::string& replay_args) {
-    const Expected e = expect(s, opt, kind);
+                       const Options& opt, const Policy& policy, const std::string& replay_args) {
+    const Expected e = expect(s, opt, policy);
     for (const auto& c : cfg.candidates) {
-      if (c.kind != kind || killed.count(c.name)) continue;
+      if (!(c.policy == policy) || killed.count(c.name)) continue;
       const auto t1 = Clock::now();
       CaseResult r = result_of(judge_in_domain(c, e), since(t1));
       r.suite = suite;
@@ -108,15 +108,15 @@ GateReport run_gate(const GateConfig& cfg, const Progress& progress) {
 
   for (const BatteryCase& bc : battery(cfg.quick)) {
     if (!cfg.only_case.empty() && bc.id != cfg.only_case) continue;
-    for (impl::Kind kind : kinds)
-      judge_all("battery", bc.id, bc.family, bc.stream, bc.opt, kind, "gate --case '" + bc.id + "'" + (cfg.quick ? " --quick" : ""));
+    for (const Policy& policy : policies)
+      judge_all("battery", bc.id, bc.family, bc.stream, bc.opt, policy, "gate --case '" + bc.id + "'" + (cfg.quick ? " --quick" : ""));
   }
   if (cfg.only_case.empty()) {
     for (int j = 0; j < cfg.fuzz_cases; ++j) {
       const std::uint64_t seed = case_seed(cfg.fuzz_seed, static_cast<std::uint64_t>(j));
-      for (impl::Kind kind : kinds) {
-        const FuzzCase fc = make_fuzz_case(seed, kind, cfg.fuzz_limits);
-        judge_all("fuzz", fmt::format("seed 0x{:016x}", seed), fc.origin, fc.stream, fc.opt, kind,
+      for (const Policy& policy : policies) {
+        const FuzzCase fc = make_fuzz_case(seed, policy.input(), cfg.fuzz_limits);
+        judge_all("fuzz", fmt::format("seed 0x{:016x}", seed), fc.origin, fc.stream, fc.opt, policy,
                   fmt::format("fuzz --case-seed 0x{:016x}", seed));
       }
     }

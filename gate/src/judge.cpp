@@ -33,10 +33,11 @@ bool needs_rounding(const Stream& s, impl::Kind kind) {
 
 std::string to_string(Status s) { return s == Status::pass ? "pass" : s == Status::fail ? "fail" : "invalid"; }
 
-Expected expect(const Stream& raw, const Options& opt, impl::Kind kind) {
+Expected expect(const Stream& raw, const Options& opt, const Policy& policy) {
   Expected e;
-  e.kind = kind;
+  e.policy = policy;
   e.opt = opt;
+  const impl::Kind kind = policy.input();
   e.input = round_inputs(raw, kind);
   const std::string type = kind == impl::Kind::fp32 ? "float32" : "bf16";
   try {
@@ -61,7 +62,8 @@ Expected expect(const Stream& raw, const Options& opt, impl::Kind kind) {
     return e;
   }
   e.ref = ref::to_outputs(ref::run_model<double>(e.input, opt));
-  e.base = accuracy::baselines(e.input, opt, kind);
+  e.base = policy.baselines(e.input, opt);
+  e.gain = accuracy::readout_gain(e.input, opt);
   return e;
 }
 
@@ -73,12 +75,12 @@ Judgement judge(const Outputs& cand, const Expected& e) {
   }
   std::vector<const Outputs*> bases;
   for (const auto& b : e.base) bases.push_back(&b);
-  const accuracy::Precision prec = accuracy::precision_of(e.kind);
-  j.verdict = accuracy::check(cand, e.ref, bases, prec);
+  const accuracy::Precision prec = e.policy.precision();
+  j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain);
   if (!j.verdict.pass) {
-    if (e.more.empty()) e.more = accuracy::more_baselines(e.input, e.opt, e.kind, accuracy::kBaselineSamples);
+    if (e.more.empty()) e.more = e.policy.more_baselines(e.input, e.opt);
     for (const auto& b : e.more) bases.push_back(&b);
-    j.verdict = accuracy::check(cand, e.ref, bases, prec);
+    j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain);
     j.escalated = true;
   }
   j.status = j.verdict.pass ? Status::pass : Status::fail;

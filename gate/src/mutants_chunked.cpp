@@ -62,8 +62,11 @@ template <class Structure>
 Runner twin_with(ChunkedKind kind) {
   return [kind](const Stream& s, const Options& o) -> Outputs {
     if (const std::string why = impl::chunked_unsupported(s.dims, o, kind, kC); !why.empty()) throw std::invalid_argument(why);
-    return kind == ChunkedKind::bf16 ? gpu::run_twin<gpu::Bf16Operands, Structure>(s, o, kC, true)
-                                     : gpu::run_twin<ref::ExactOperands, Structure>(s, o, kC, false);
+    switch (kind) {
+      case ChunkedKind::bf16: return gpu::run_twin<gpu::Bf16Operands, Structure>(s, o, kC, true);
+      case ChunkedKind::tf32: return gpu::run_twin<gpu::Tf32Operands, Structure>(s, o, kC, false);
+      default: return gpu::run_twin<ref::ExactOperands, Structure>(s, o, kC, false);
+    }
   };
 }
 
@@ -108,7 +111,7 @@ Runner last_step_dropped(ChunkedKind kind) {
 Candidate mutant(std::string name, ChunkedKind kind, std::string defect, std::string description, Runner run) {
   Candidate c;
   c.name = "mutant:" + std::move(name);
-  c.kind = impl::baseline_kind(kind);
+  c.policy = chunked_policy(kind);
   c.role = Role::mutant;
   c.defect = std::move(defect);
   c.description = std::move(description) + " (" + impl::to_string(kind) + " twin, C = 32)";
@@ -130,6 +133,11 @@ std::vector<Candidate> make_chunked_mutants() {
              twin_with<MapWrongOrder>(ChunkedKind::fp32)),
       mutant("chunked-last-step-dropped", ChunkedKind::fp32, "indexing",
              "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::fp32)),
+      // The same chunk-boundary defects under chunked-tf32's own policy (u_state = 2^-11).
+      mutant("chunked-tf32-A-not-carried", ChunkedKind::tf32, "maths",
+             "every chunk starts from A = I/lambda0 (A not carried across the boundary)", twin_with<AResetEachChunk>(ChunkedKind::tf32)),
+      mutant("chunked-tf32-last-step-dropped", ChunkedKind::tf32, "indexing",
+             "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::tf32)),
   };
 }
 

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "vla/core/formulas.hpp"
+
 namespace vla::accuracy {
 
 Precision precision_of(impl::Kind kind) {
@@ -56,9 +58,34 @@ BaseErr baseline_error(const std::vector<double>& ref, const std::vector<const O
 // the relative bound alone does not hold.
 double storage_eta(bool bf16) { return bf16 ? 0x1p-134 : 0x1p-150; }
 
-// The tolerance of one element: u_out |ref| + eta_out + K (b_g + gamma u_state s_g).
-double tolerance(double r, double u_out, double eta, double bg, double sg, double gamma, const Precision& prec, const ModelConstants& k) {
-  return u_out * std::fabs(r) + eta + k.K * (bg + gamma * prec.u_state * sg);
+// The tolerance of one element: u_out |ref| + eta_out + F + K (b_g + gamma u_state s_g),
+// F the floor at the scale of the terms summed (terms_floor).
+double tolerance(double r, double u_out, double eta, double floor, double bg, double sg, double gamma, const Precision& prec,
+                 const ModelConstants& k) {
+  return u_out * std::fabs(r) + eta + floor + k.K * (bg + gamma * prec.u_state * sg);
+}
+
+// The floor at the scale of the terms summed (docs/ERROR_MODEL.md, "The floor at
+// the scale of the terms"): an entry of S_t is a sum of about D terms of the
+// size of the state the step started from (S_{t-1} k^ a^ and S_{t-1} itself),
+// so its rounding error scales with that state, not with S_t, which may cancel
+// to exactly 0; errors of earlier steps are carried along, hence the running
+// maximum sigma_t = max_{s<=t} ||S_s||_F. D: Higham's worst-case gamma_D ~ D u
+// for a sum of D terms, which holds for every summation order; hence no K (K
+// bounds the ratio of two random draws, this bounds one computation's rounding).
+double terms_floor(double sigma, double d, const Precision& prec) { return d * prec.u_state * sigma; }
+
+// sigma_t = max_{s<=t} ||S_s||_F along head (b, h), from the reference.
+std::vector<double> state_scale(const Outputs& ref, int b, int h) {
+  const Dims& d = ref.dims;
+  std::vector<double> sigma(d.T, 0.0);
+  double m = 0;
+  for (int t = 0; t < d.T; ++t) {
+    const double a = std::fabs(ref.state_norm[(std::size_t(b) * d.T + t) * d.H + h]);
+    if (std::isfinite(a)) m = std::max(m, a);
+    sigma[t] = m;
+  }
+  return sigma;
 }
 
 // o along head (b, h): row t's scale m_t = max_i |ref|, and the running maximum
@@ -114,25 +141,28 @@ struct Checker {
   // draw; the running maximum over the history is stable, and relative, since
   // the values may grow by orders of magnitude along the series). Steps from
   // `broken` on are beyond the policy.
-  template <class Index, class Where>
+  // floor(e): the element's floor at the scale of the terms summed.
+  template <class Index, class Floor, class Where>
   void series(const std::vector<double>& cand, const std::vector<double>& ref, const BaseErr& be, int n, int broken, Index idx,
-              double u_out, bool bf16_elem, const char* name, Where where) {
+              Floor floor, double u_out, bool bf16_elem, const char* name, Where where) {
     double rel_max = 0;
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
       const double a = std::fabs(ref[i]);
       if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be.err[i] / a);
       if (e >= broken) beyond(cand[i], ref[i], where(e).t);
-      else check_one(cand[i], ref[i], u_out, bf16_elem, rel_max * a, a, d, name, where(e));
+      else check_one(cand[i], ref[i], u_out, bf16_elem, floor(e), rel_max * a, a, d, name, where(e));
     }
   }
 
   // A matrix (final S or A of one head): scale from its largest baseline error;
   // beyond the policy when its head broke down, its baselines overflowed, or
-  // their error reaches kBreakdown times the matrix's largest entry.
+  // their error reaches kBreakdown times the matrix's largest entry and exceeds
+  // the floor at the terms' scale (below it, it is rounding of a matrix that
+  // cancelled, not a loss of every bit). floor: that floor (0 for A).
   template <class Index, class Where>
   void matrix(const std::vector<double>& cand, const std::vector<double>& ref, const BaseErr& be, int n, bool head_broken,
-              Index idx, const char* name, Where where) {
+              double floor, Index idx, const char* name, Where where) {
     double bmax = 0, smax = 0;
     bool broken = head_broken;
     for (int e = 0; e < n; ++e) {
@@ -141,11 +171,11 @@ struct Checker {
       broken = broken || be.nonfinite[i];
       if (std::isfinite(ref[i])) smax = std::max(smax, std::fabs(ref[i]));
     }
-    broken = broken || (bmax > 0 && bmax >= kBreakdown * smax);
+    broken = broken || (bmax > floor && bmax >= kBreakdown * smax);
     for (int e = 0; e < n; ++e) {
       const std::size_t i = idx(e);
       if (broken) beyond(cand[i], ref[i], -1);
-      else check_one(cand[i], ref[i], std::ldexp(1.0, -24), false, bmax, smax, std::sqrt(d), name, where(e));
+      else check_one(cand[i], ref[i], std::ldexp(1.0, -24), false, floor, bmax, smax, std::sqrt(d), name, where(e));
     }
   }
 
@@ -159,16 +189,17 @@ struct Checker {
   // gamma: sqrt of the number of terms in the longest reduction behind the
   // element (D for a dot product, D^2 for ||S||_F), the typical growth of
   // rounding in a sum; it scales the floor.
-  void check_one(double c, double r, double u_out, bool bf16_elem, double bg, double sg, double gamma, const char* name, Worst w) {
+  void check_one(double c, double r, double u_out, bool bf16_elem, double floor, double bg, double sg, double gamma, const char* name,
+                 Worst w) {
     ++v.checked;
     const double scale = bg + gamma * prec.u_state * sg;
     const double eta = storage_eta(bf16_elem);
-    const double tol = tolerance(r, u_out, eta, bg, sg, gamma, prec, k);
+    const double tol = tolerance(r, u_out, eta, floor, bg, sg, gamma, prec, k);
     const double err = std::fabs(c - r);
     const bool finite = std::isfinite(c) || !std::isfinite(r);
     const double inf = std::numeric_limits<double>::infinity();
     const double ratio = !finite ? inf : tol > 0 ? err / tol : (err > 0 ? inf : 0.0);
-    const double excess = scale > 0 ? (err - u_out * std::fabs(r) - eta) / scale : 0.0;
+    const double excess = scale > 0 ? (err - u_out * std::fabs(r) - eta - floor) / scale : 0.0;
     v.max_group_ratio = std::max(v.max_group_ratio, finite ? excess : inf);
     if (!finite || err > tol) {
       ++v.failures;
@@ -192,9 +223,11 @@ struct Checker {
 }  // namespace
 
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
-              const ModelConstants& k) {
+              const ModelConstants& k, const std::vector<double>& readout_gain) {
   const Dims& d = ref.dims;
   if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
+  if (!readout_gain.empty() && readout_gain.size() != ref.state_norm.size())
+    throw std::invalid_argument("error model: readout_gain needs one value per o row [B, T, H]");
   for (const Outputs* b : bases)
     if (!(b->dims == d)) throw std::invalid_argument("error model: a baseline's shape differs from the reference's");
   // o is required; S, A and state_norm are checked when the candidate has them.
@@ -213,24 +246,29 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
       // max_i |base - ref| / m_s, and its running maximum over s <= t.
       const auto rs = o_row_scales(ref, be_o, b, h);
       const int broken = breakdown_step(ref, rs, be_n, b, h);
+      const auto sigma = state_scale(ref, b, h);
+      auto row = [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; };
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
         const double m = rs[t].m, rel_max = rs[t].rel_max;
+        const double floor = readout_gain.empty() ? 0.0 : terms_floor(sigma[t] * readout_gain[row(t)], d.Dk, prec);
         for (int i = 0; i < d.Dv; ++i) {
           if (t >= broken) ch.beyond(cand.o[off + i], ref.o[off + i], t);
-          else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, rel_max * m, m, std::sqrt(double(d.Dk)), "o",
-                            Worst{"", b, t, h, i});
+          else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, floor, rel_max * m, m, std::sqrt(double(d.Dk)),
+                            "o", Worst{"", b, t, h, i});
         }
       }
       if (with_n)
-        ch.series(cand.state_norm, ref.state_norm, be_n, d.T, broken, [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; },
+        ch.series(cand.state_norm, ref.state_norm, be_n, d.T, broken, row, [&](int t) { return terms_floor(sigma[t], d.Dk, prec); },
                   f32, false, "state_norm", [&](int t) { return Worst{"", b, t, h, 0}; });
       const std::size_t ns = std::size_t(d.Dv) * d.Dk, na = std::size_t(d.Dk) * d.Dk, bh = std::size_t(b) * d.H + h;
+      // The final S: each entry within the state's error, ||E_T||_F <= its floor.
       if (with_s)
-        ch.matrix(cand.S, ref.S, be_s, int(ns), broken < d.T, [&](int e) { return bh * ns + e; }, "S",
-                  [&](int e) { return Worst{"", b, -1, h, e}; });
+        ch.matrix(cand.S, ref.S, be_s, int(ns), broken < d.T, d.T > 0 ? terms_floor(sigma[d.T - 1], d.Dk, prec) : 0.0,
+                  [&](int e) { return bh * ns + e; },
+                  "S", [&](int e) { return Worst{"", b, -1, h, e}; });
       if (with_a)
-        ch.matrix(cand.A, ref.A, be_a, int(na), broken < d.T, [&](int e) { return bh * na + e; }, "A",
+        ch.matrix(cand.A, ref.A, be_a, int(na), broken < d.T, 0.0, [&](int e) { return bh * na + e; }, "A",
                   [&](int e) { return Worst{"", b, -1, h, e}; });
     }
   return ch.v;
@@ -243,7 +281,7 @@ std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outpu
   std::vector<double> env(rs.size());
   for (std::size_t t = 0; t < rs.size(); ++t) {
     const double m = rs[t].m;
-    env[t] = m > 0 ? tolerance(m, prec.u_out, storage_eta(prec.bf16_out), rs[t].rel_max * m, m, std::sqrt(double(ref.dims.Dk)), prec, k) / m
+    env[t] = m > 0 ? tolerance(m, prec.u_out, storage_eta(prec.bf16_out), 0.0, rs[t].rel_max * m, m, std::sqrt(double(ref.dims.Dk)), prec, k) / m
                    : std::numeric_limits<double>::quiet_NaN();
   }
   return env;
@@ -251,6 +289,31 @@ std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outpu
 
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec, const ModelConstants& k) {
   return check(cand, ref, std::vector<const Outputs*>{&base}, prec, k);
+}
+
+std::vector<double> readout_gain(const Stream& rounded, const Options& opt) {
+  const Dims& d = rounded.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  std::vector<double> gain(std::size_t(d.B) * d.T * d.H, 0.0);
+  std::vector<double> n(d.Dk), p(d.Dk);
+  for (int b = 0; b < d.B; ++b)
+    for (int h = 0; h < d.H; ++h) {
+      std::fill(n.begin(), n.end(), 0.0);
+      for (int t = 0; t < d.T; ++t) {
+        const std::size_t ok = d.off(b, t, h, d.Dk);
+        double q2 = 0, den = 0;
+        for (int j = 0; j < d.Dk; ++j) {
+          n[j] += core::phi(rounded.k[ok + j], elu1);
+          p[j] = core::phi(rounded.q[ok + j], elu1);
+          q2 += p[j] * p[j];
+          den += n[j] * p[j];
+        }
+        den = opt.readout == Readout::ratio ? core::readout_den(den, opt.den_floor) : 1.0;
+        const double g = std::sqrt(q2) / std::fabs(den);
+        gain[(std::size_t(b) * d.T + t) * d.H + h] = std::isfinite(g) ? g : 0.0;
+      }
+    }
+  return gain;
 }
 
 std::string Verdict::summary() const {

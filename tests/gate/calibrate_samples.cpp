@@ -33,12 +33,12 @@ int main(int argc, char** argv) {
       if (!e.valid) continue;
       const auto all = accuracy::baselines(e.input, fc.opt, kind, kMaxRandom);  // plain + kMaxRandom random runs
       for (const auto& c : cands) {
-        if (c.kind != kind) continue;
+        if (!(c.policy == kind)) continue;
         const Outputs out = c.run(e.input, fc.opt);
         for (int k = 0; k <= kMaxRandom; ++k) {
           std::vector<const Outputs*> bp;
           for (int i = 0; i <= k; ++i) bp.push_back(&all[i]);
-          const double g = accuracy::check(out, e.ref, bp, accuracy::precision_of(kind)).max_group_ratio;
+          const double g = accuracy::check(out, e.ref, bp, accuracy::precision_of(kind), {}, e.gain).max_group_ratio;
           if (!std::isfinite(g)) continue;
           if (ratios[k].empty() || g > *std::max_element(ratios[k].begin(), ratios[k].end()))
             worst[k] = c.name + " " + fc.origin + " " + describe(fc.opt);

@@ -81,11 +81,11 @@ TEST(Candidates, MutantsChangeOutputsAndHonestVariantsOnlyRounding) {
   for (const auto& m : mutants()) {
     bool changed = false;
     for (const auto& bc : cases) {
-      const Stream s = round_inputs(bc.stream, m.kind);
+      const Stream s = round_inputs(bc.stream, m.policy.input());
       Outputs a, b;
       try {
         a = m.run(s, bc.opt);
-        b = impl::run(s, bc.opt, m.kind, impl::Device::cpu);
+        b = impl::run(s, bc.opt, m.policy.input(), impl::Device::cpu);
       } catch (const std::invalid_argument&) {
         continue;
       }
@@ -98,13 +98,13 @@ TEST(Candidates, MutantsChangeOutputsAndHonestVariantsOnlyRounding) {
   }
   const Options opt;
   for (const auto& h : honest_variants()) {
-    const Stream s = stream(h.kind, 1, 50, 2, 16, 21);
-    const Outputs a = h.run(s, opt), b = impl::run(s, opt, h.kind, impl::Device::cpu);
+    const Stream s = stream(h.policy.input(), 1, 50, 2, 16, 21);
+    const Outputs a = h.run(s, opt), b = impl::run(s, opt, h.policy.input(), impl::Device::cpu);
     EXPECT_FALSE(same_outputs(a, b)) << h.name;
-    if (h.kind == Kind::bf16_state) continue;  // its state drifts by bf16 roundings: the judge, not this bound, decides
+    if (h.policy == Kind::bf16_state) continue;  // its state drifts by bf16 roundings: the judge, not this bound, decides
     double rel = 0;
     for (std::size_t i = 0; i < a.o.size(); ++i) rel = std::max(rel, std::fabs(a.o[i] - b.o[i]) / std::max(std::fabs(b.o[i]), 1e-3));
-    EXPECT_LT(rel, h.kind == Kind::fp32 ? 1e-4 : 0.1) << h.name;
+    EXPECT_LT(rel, h.policy == Kind::fp32 ? 1e-4 : 0.1) << h.name;
   }
 }
 

@@ -25,10 +25,10 @@ class GateCli : public CliTest {
   // A stream file and the candidate file of `c` run on it.
   void write_case(const Stream& s, const Options& opt, const gate::Candidate& c, const std::string& in, const std::string& cand) {
     io::save_stream(path(in), s, io::DType::F64, {}, false);
-    const Outputs out = c.run(gate::round_inputs(s, c.kind), opt);
+    const Outputs out = c.run(gate::round_inputs(s, c.policy.input()), opt);
     io::save_outputs(path(cand), out, {}, io::DType::F64, false);
   }
-  static std::string dtype(const gate::Candidate& c) { return impl::to_string(c.kind); }
+  static std::string dtype(const gate::Candidate& c) { return c.policy.name(); }
 };
 
 }  // namespace
@@ -108,13 +108,13 @@ TEST_F(GateCli, CheckRejectsEveryMutantAndAcceptsEveryHonestVariantFromFiles) {
     Options opt;
     std::string id;
     for (const auto& bc : cases)
-      if (gate::run_and_judge(m, gate::expect(bc.stream, bc.opt, m.kind)).status == gate::Status::fail) {
+      if (gate::run_and_judge(m, gate::expect(bc.stream, bc.opt, m.policy)).status == gate::Status::fail) {
         hit = bc.stream, opt = bc.opt, id = bc.id;
         break;
       }
     for (std::uint64_t j = 0; id.empty() && j < 100; ++j) {
-      const gate::FuzzCase fc = gate::make_fuzz_case(gate::case_seed(1, j), m.kind, gate::FuzzLimits{});
-      if (gate::run_and_judge(m, gate::expect(fc.stream, fc.opt, m.kind)).status == gate::Status::fail)
+      const gate::FuzzCase fc = gate::make_fuzz_case(gate::case_seed(1, j), m.policy.input(), gate::FuzzLimits{});
+      if (gate::run_and_judge(m, gate::expect(fc.stream, fc.opt, m.policy)).status == gate::Status::fail)
         hit = fc.stream, opt = fc.opt, id = "fuzz " + std::to_string(j);
     }
     ASSERT_FALSE(id.empty()) << m.name << " is rejected by no case of the quick gate";

@@ -57,10 +57,10 @@ TEST(Fuzz, ShrinkKeepsTheFailureAndMakesItSmaller) {
   const Candidate& m = mutant("mutant:batch-stride");
   const Stream s = props::make_stream(props::Family::gaussian, Dims{3, 50, 3, 32, 32}, 5);
   const Options opt;
-  ASSERT_EQ(run_and_judge(m, expect(s, opt, m.kind)).status, Status::fail);
+  ASSERT_EQ(run_and_judge(m, expect(s, opt, m.policy)).status, Status::fail);
   const Shrunk sh = shrink(m, s, opt);
   EXPECT_EQ(sh.judgement.status, Status::fail);
-  EXPECT_EQ(run_and_judge(m, expect(sh.stream, opt, m.kind)).status, Status::fail);
+  EXPECT_EQ(run_and_judge(m, expect(sh.stream, opt, m.policy)).status, Status::fail);
   EXPECT_EQ(sh.stream.dims.B, 2);  // the defect needs two batch entries
   EXPECT_EQ(sh.stream.dims.H, 1);
   EXPECT_EQ(sh.stream.dims.Dk, 16);
@@ -81,7 +81,7 @@ TEST(Fuzz, CorpusRoundTripReplayAndMerge) {
   EXPECT_EQ(back.impl, m.name);
   EXPECT_EQ(back.stream.q, s.q);
   EXPECT_EQ(spec_arguments(back.opt), spec_arguments(opt));
-  EXPECT_EQ(run_and_judge(m, expect(back.stream, back.opt, m.kind)).status, Status::fail);
+  EXPECT_EQ(run_and_judge(m, expect(back.stream, back.opt, m.policy)).status, Status::fail);
   // b holds the same case and another one; the merge keeps two.
   save_case(b.p, m, s, opt, "random:student_t", 42, "FAIL");
   Stream s2 = s;

@@ -87,7 +87,8 @@ bool poisoned_by_a_later_step(const CaseResult& r, impl::Kind kind, int C) {
 TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
   GateConfig cfg;
   cfg.quick = true;
-  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16}) cfg.candidates.push_back(chunked_production(k, impl::Device::cpu));
+  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
+    cfg.candidates.push_back(chunked_production(k, impl::Device::cpu));
   for (const auto& c : chunked_honest_variants()) cfg.candidates.push_back(c);
   const char* streams = std::getenv("VLA_GATE_HONEST_STREAMS");
   cfg.fuzz_cases = streams ? std::atoi(streams) : 100;
@@ -103,7 +104,7 @@ TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
   }
   std::printf("  %d failures, each a step poisoned by a later step's overflow in its chunk\n", finding);
   for (const auto& s : rep.summaries) {
-    // Outside the domain (D = 128, chunked-bf16 without unit keys) is invalid, never the whole battery.
+    // Outside the domain (D = 128, chunked-bf16 and -tf32 without unit keys) is invalid, never the whole battery.
     EXPECT_GT(s.pass, s.invalid) << s.name;
     std::printf("  %-20s %4d judged, %3d outside the domain or the spec, worst err/tol %.3f\n", s.name.c_str(), s.pass + s.fail,
                 s.invalid, s.worst_ratio_max);
@@ -115,15 +116,16 @@ TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
 TEST(MutationChunked, OutsideTheDomainIsInvalidNotAFailure) {
   const Candidate fp32 = chunked_production(impl::ChunkedKind::fp32, impl::Device::cpu);
   const Candidate bf16 = chunked_production(impl::ChunkedKind::bf16, impl::Device::cpu);
+  const Candidate tf32 = chunked_production(impl::ChunkedKind::tf32, impl::Device::cpu);
   int seen_outside = 0, seen_inside = 0;
   for (const auto& bc : battery(true)) {
     const bool d128 = bc.stream.dims.Dk == 128, raw_keys = !bc.opt.normalize_key();
     if (!d128 && !raw_keys) continue;
-    for (const Candidate* c : {&fp32, &bf16}) {
-      const Expected e = expect(bc.stream, bc.opt, c->kind);
+    for (const Candidate* c : {&fp32, &bf16, &tf32}) {
+      const Expected e = expect(bc.stream, bc.opt, c->policy);
       if (!e.valid) continue;
       const Judgement j = judge_in_domain(*c, e);
-      const bool outside = d128 || (raw_keys && c == &bf16);
+      const bool outside = d128 || (raw_keys && c != &fp32);
       ++(outside ? seen_outside : seen_inside);
       if (outside) {
         EXPECT_EQ(j.status, Status::invalid) << c->name << " " << bc.id;
@@ -133,6 +135,6 @@ TEST(MutationChunked, OutsideTheDomainIsInvalidNotAFailure) {
       }
     }
   }
-  EXPECT_GT(seen_outside, 1);  // D = 128 and raw keys for chunked-bf16
+  EXPECT_GT(seen_outside, 1);  // D = 128 and raw keys for chunked-bf16 and chunked-tf32
   EXPECT_GT(seen_inside, 0);   // raw keys for chunked-fp32
 }

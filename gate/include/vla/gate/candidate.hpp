@@ -1,7 +1,7 @@
 // The implementations the gate can judge, behind one name each:
 //   production  "fp32", "bf16", "bf16-state": the kernels (CUDA, or their CPU twins);
-//               "chunked-fp32", "chunked-bf16": the chunked kernels (C = 64), judged
-//               by the error model of their baseline kind (vla/gpu/chunked.hpp);
+//               "chunked-fp32", "chunked-bf16", "chunked-tf32": the chunked kernels
+//               (C = 64), each judged by its own policy (chunked_policy, policy.hpp);
 //   honest      "<kind>/<variant>": the twin's maths with another honest rounding
 //               (summation order, no FMA, a wider accumulator, float state):
 //               must pass;
@@ -16,6 +16,7 @@
 
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gate/policy.hpp"
 #include "vla/gpu/chunked.hpp"
 #include "vla/gpu/impl.hpp"
 
@@ -26,11 +27,11 @@ std::string to_string(Role);
 
 struct Candidate {
   std::string name;
-  impl::Kind kind = impl::Kind::fp32;  // the precision policy it claims: the error model judges it by this
+  Policy policy;  // the precision policy it claims: the error model judges it by this
   Role role = Role::production;
   std::string defect;       // mutants: "maths", "indexing", "precision", "rare" (late steps, particular shapes)
   std::string description;  // what it does differently, in one line
-  // Runs on a stream already rounded to the kind's input type (round_inputs).
+  // Runs on a stream already rounded to its policy's input type (round_inputs(s, policy.input())).
   // Throws std::invalid_argument for a stream or options it does not support.
   std::function<Outputs(const Stream&, const Options&)> run;
   // Why a stream or options lie outside what it implements (empty: inside).
@@ -52,8 +53,8 @@ Candidate chunked_production(impl::ChunkedKind kind, impl::Device device);
 const std::vector<Candidate>& chunked_honest_variants();
 const std::vector<Candidate>& chunked_mutants();
 
-// One name (see above), or a group: "production", "chunked" (chunked-fp32 and
-// chunked-bf16), "honest", "mutants". Several
+// One name (see above), or a group: "production", "chunked" (chunked-fp32,
+// chunked-bf16 and chunked-tf32), "honest", "mutants". Several
 // may be joined with commas. Throws std::invalid_argument naming an unknown one.
 std::vector<Candidate> find_candidates(std::string_view names, impl::Device device);
 

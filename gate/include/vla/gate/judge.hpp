@@ -4,6 +4,8 @@
 // The reference and the error model's baseline depend only on the stream, the
 // options and the precision policy, not on the candidate: `expect` computes them
 // once so that many candidates (the mutants, the honest variants) share them.
+// The policy is the candidate's own (Candidate::policy): a fused kind's, or a
+// chunked kind's such as chunked-tf32 (policy.hpp).
 #pragma once
 
 #include <string>
@@ -12,6 +14,7 @@
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gate/candidate.hpp"
+#include "vla/gate/policy.hpp"
 #include "vla/gpu/error_model.hpp"
 
 namespace vla::gate {
@@ -24,11 +27,12 @@ Stream round_inputs(const Stream& s, impl::Kind kind);
 bool needs_rounding(const Stream& s, impl::Kind kind);
 
 struct Expected {
-  impl::Kind kind = impl::Kind::fp32;
+  Policy policy;       // the precision policy the candidates are judged by
   Stream input;        // rounded inputs
   Options opt;
   Outputs ref;         // the recurrence in double on `input`
   std::vector<Outputs> base;  // the error model's baselines on `input` (docs/ERROR_MODEL.md)
+  std::vector<double> gain;   // accuracy::readout_gain on `input`: the o rows' floor at the readout terms' scale
   mutable std::vector<Outputs> more;  // the escalation's extra samples, made on the first failure
   bool valid = true;   // false: the stream is outside the spec's domain at this precision
   std::string reason;  // why not valid (e.g. a key whose features round to zero)
@@ -36,7 +40,7 @@ struct Expected {
 
 // Rounds, validates (never throws for bad values: sets valid = false), runs the
 // reference and the baseline.
-Expected expect(const Stream& raw, const Options& opt, impl::Kind kind);
+Expected expect(const Stream& raw, const Options& opt, const Policy& policy);
 
 enum class Status { pass, fail, invalid };
 std::string to_string(Status);

@@ -26,6 +26,18 @@
 //      S, A; D for ||S||_F): a floor for the rare groups where the baselines
 //      happen to be exact;
 // K    how far an honest implementation's worst error may exceed the baselines'.
+// Plus, for o and state_norm, a floor at the scale of the terms summed rather
+// than of the result (Higham: a computed sum's error is bounded by u times the
+// sum of the terms' magnitudes), so that a reference value that cancels to
+// exactly 0 still has a tolerance:
+//   state_norm at t: F = D u_state sigma_t, sigma_t = max_{s<=t} ||S_s||_F
+//      (the state the step started from, and the residues carried from earlier
+//      steps);
+//   o row t: F = D u_state sigma_t ||phi(q_t)|| / |den_t| (readout_gain;
+//      only when the caller passes it: it needs the inputs);
+//   final S: F = D u_state sigma_T (and a matrix is not beyond the policy
+//      for a baseline error below F).
+// docs/ERROR_MODEL.md, "The floor at the scale of the terms", derives both.
 // A non-finite candidate element where the reference is finite fails, wherever
 // the policy has accuracy. Breakdown: from the first step where the baselines
 // carry no correct bit (relative error >= kBreakdown) or overflow, a head's
@@ -37,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gpu/impl.hpp"
 
@@ -78,7 +91,7 @@ struct Verdict {
   int first_fail_step = -1;  // the earliest t of a failing o or state_norm element (-1: none)
   Worst worst;               // the element with the largest err / tol
   // Largest observed ratio of an element's error to its group's scale,
-  // (|cand-ref| - u_out|ref| - eta_out) / (b_g + gamma u_state s_g): the calibration
+  // (|cand-ref| - u_out|ref| - eta_out - F) / (b_g + gamma u_state s_g): the calibration
   // statistic (K must bound it).
   double max_group_ratio = 0;
   // Elements not judged because the policy itself has no accuracy there (from
@@ -95,10 +108,19 @@ struct Verdict {
 // accuracy::baselines, error_baselines.hpp). All must have the same dims; o is
 // required, S, A and state_norm are checked when the candidate has them
 // (an empty vector: not provided).
+// readout_gain (from readout_gain() below, on the inputs the reference
+// consumed) gives o rows their floor at the readout terms' scale; empty: o gets
+// no such floor (callers without the inputs).
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
-              const ModelConstants& k = {});
+              const ModelConstants& k = {}, const std::vector<double>& readout_gain = {});
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec,
               const ModelConstants& k = {});
+
+// Per o row (b, t, h), layout [B, T, H]: ||phi(q_t)||_2 / |den_t|, the factor
+// from the state's scale to the scale of the terms the readout sums (den_t =
+// n_t . phi(q_t) after den_floor; 1 for the raw readout; 0 where den_t is 0,
+// the readout is then undefined). `rounded`: the inputs the reference consumed.
+std::vector<double> readout_gain(const Stream& rounded, const Options& opt);
 
 // The model's envelope of o along head (b, h), for plots against t (vla report):
 // per step, the largest row error max_i |cand_i - ref_i| / max_i |ref_i| that
