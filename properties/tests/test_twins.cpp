@@ -254,11 +254,15 @@ TEST(TwinsAgree, GateJudgesNothingWhereTheDoubleReferenceIsNotFloatGrade) {
 // write with v = 0 and a^ = k^ = e_1 cancels it exactly, so the reference's
 // ||S_2||_F and o row 2 are exactly 0. The fp32 twin, which rounds the gate a^ in
 // float (lambda0 is not a power of two), leaves residues (||S_2||_F ~ 3.5e-17).
-// The model's tolerance there was its storage term alone (~7e-46: its scales are
-// those of step t, all 0). Its floor at the scale of the terms summed
-// (docs/ERROR_MODEL.md) is, for ||S_t||_F, D u_state max_{s<=t} ||S_s||_F and,
-// for o row t, that times ||phi(q_t)|| / |den_t|. Asserted: the honest twin passes;
-// a residue just below each floor passes and one just above it fails.
+// The model's tolerance there was its storage term alone (~7e-46: its scales
+// are those of step t, all 0). Now (docs/ERROR_MODEL.md, "The floor at the scale
+// of the terms") an exact 0 of the reference gets
+//   eta_out + F + K b,  b the baselines' absolute error there, and the floor
+//   F = sqrt(D) u max(||S_1||_F, ||S_2||_F) for ||S_2||_F (u = 2^-24, float
+//   arithmetic), that times ||phi(q_2)|| / |den_2| for o row 2.
+// Asserted: the honest twin passes (judged as the gate judges); with the gate's
+// baselines, and with baselines that happen to be exact (b = 0: the floor
+// alone), a residue just below that tolerance passes and one just above fails.
 TEST(ErrorModelFloor, ExactCancellationOfTheState) {
   Stream s;
   const int D = 16, T = 3;
@@ -276,47 +280,60 @@ TEST(ErrorModelFloor, ExactCancellationOfTheState) {
   ASSERT_TRUE(e.valid) << e.reason;
   ASSERT_GT(e.ref.state_norm[1], 0.0);
   ASSERT_EQ(e.ref.state_norm[2], 0.0);
-  for (int i = 0; i < D; ++i) ASSERT_EQ(e.ref.o[std::size_t(2) * D + i], 0.0);
+  const std::size_t row2 = std::size_t(2) * D;
+  for (int i = 0; i < D; ++i) ASSERT_EQ(e.ref.o[row2 + i], 0.0);
   const Outputs out = impl::run(e.input, opt, impl::Kind::fp32, impl::Device::cpu);
-  // The floors, from their derivation: u_state = 2^-24 (fp32), the state's
-  // largest norm so far ||S_1||_F, and for the o row ||phi(q_2)|| = 1 over
-  // den_2 = n_2 . phi(q_2) = 3 (three keys e_1).
-  const double u = 0x1p-24, eta_out = 0x1p-150;
-  const double floor_n = D * u * e.ref.state_norm[1];
-  const double floor_o = floor_n * 1.0 / 3.0;
-  double residue_o = 0;
-  for (int i = 0; i < D; ++i) residue_o = std::max(residue_o, std::fabs(out.o[std::size_t(2) * D + i]));
-  std::cout << "fp32 twin: ||S_2||_F = " << out.state_norm[2] << " (floor " << floor_n << "), o row 2 up to " << residue_o << " (floor "
-            << floor_o << ")\n";
   ASSERT_NE(out.state_norm[2], 0.0) << "no residue: the stream no longer exercises the floor";
   const gate::Judgement honest = gate::judge(out, e);
   EXPECT_TRUE(honest.verdict.pass) << honest.verdict.summary();
   EXPECT_EQ(honest.verdict.beyond, 0u);
-  // A planted residue just inside and just outside each floor (a relative 1e-6,
-  // far above the double reference's own rounding).
-  auto with = [&](double n2, double o2) {
+
+  // The tolerances at the two zeros, from their derivation: u = 2^-24,
+  // ||phi(q_2)|| = 1 over den_2 = n_2 . phi(q_2) = 3 (three keys e_1).
+  const double u = 0x1p-24, eta = 0x1p-150, K = accuracy::ModelConstants{}.K;
+  const double floor_n = std::sqrt(D) * u * e.ref.state_norm[1], floor_o = floor_n / 3.0;
+  double base_n = 0, base_o = 0, twin_o = 0;
+  for (const auto& b : e.base) {
+    base_n = std::max(base_n, std::fabs(b.state_norm[2]));
+    for (int i = 0; i < D; ++i) base_o = std::max(base_o, std::fabs(b.o[row2 + i]));
+  }
+  for (int i = 0; i < D; ++i) twin_o = std::max(twin_o, std::fabs(out.o[row2 + i]));
+  std::cout << "fp32 twin: ||S_2||_F = " << out.state_norm[2] << ", o row 2 up to " << twin_o << "; floors " << floor_n << ", " << floor_o
+            << "; baselines' residues " << base_n << ", " << base_o << "\n";
+  std::vector<const Outputs*> gate_bases, exact_bases{&e.ref};
+  for (const auto& b : e.base) gate_bases.push_back(&b);
+  const accuracy::Precision prec = e.policy.precision();
+  // The final S (= S_2, exactly 0) has no floor of its own: its scale is the
+  // baselines' absolute error, 0 for exact baselines; so o and state_norm only.
+  auto check = [&](const std::vector<const Outputs*>& bases, double n2, double o2) {
     Outputs c = out;
     c.state_norm[2] = n2;
-    c.o[std::size_t(2) * D + 5] = o2;
-    return gate::judge(c, e);
+    c.o[row2 + 5] = o2;
+    c.S.clear();
+    c.A.clear();
+    return accuracy::check(c, e.ref, bases, prec, {}, e.gain);
   };
-  const double lo = 1 - 1e-6, hi = 1 + 1e-6;
-  EXPECT_TRUE(with(lo * floor_n, 0.0).verdict.pass);
-  EXPECT_TRUE(with(0.0, lo * (floor_o + eta_out)).verdict.pass);
-  const gate::Judgement over_n = with(hi * (floor_n + eta_out), 0.0), over_o = with(0.0, -hi * (floor_o + eta_out));
-  EXPECT_FALSE(over_n.verdict.pass);
-  EXPECT_EQ(over_n.verdict.worst.quantity, "state_norm");
-  EXPECT_EQ(over_n.verdict.first_fail_step, 2);
-  EXPECT_FALSE(over_o.verdict.pass);
-  EXPECT_EQ(over_o.verdict.worst.quantity, "o");
-  EXPECT_EQ(over_o.verdict.first_fail_step, 2);
+  const double lo = 1 - 1e-6, hi = 1 + 1e-6;  // far above the double reference's own rounding
+  for (const auto* bases : {&gate_bases, &exact_bases}) {
+    const bool exact = bases == &exact_bases;
+    const double tol_n = eta + floor_n + (exact ? 0.0 : K * base_n), tol_o = eta + floor_o + (exact ? 0.0 : K * base_o);
+    EXPECT_TRUE(check(*bases, lo * tol_n, 0.0).pass) << (exact ? "exact baselines" : "gate's baselines");
+    EXPECT_TRUE(check(*bases, 0.0, -lo * tol_o).pass) << (exact ? "exact baselines" : "gate's baselines");
+    const accuracy::Verdict over_n = check(*bases, hi * tol_n, 0.0), over_o = check(*bases, 0.0, -hi * tol_o);
+    EXPECT_FALSE(over_n.pass);
+    EXPECT_EQ(over_n.worst.quantity, "state_norm");
+    EXPECT_EQ(over_n.first_fail_step, 2);
+    EXPECT_FALSE(over_o.pass);
+    EXPECT_EQ(over_o.worst.quantity, "o");
+    EXPECT_EQ(over_o.first_fail_step, 2);
+  }
 }
 
 // chunked-bf16's shrunk failure on the sparse family (a finding of the first
 // model, kept as chunked_bf16_sparse.safetensors) was this gap: an o row that
 // nearly cancels (reference -1.07e-16) where the twin, whose state enters its
-// products in bf16, returns 0, an error far below the readout terms' scale at
-// the policy's u_state = 2^-8. It passes with the o floor and fails without it.
+// products in bf16, returns 0, an error below the floor at the readout terms'
+// scale. It passes with the o floor and fails without it.
 TEST(ErrorModelFloor, ChunkedBf16SparseFindingWasTheGap) {
   const Counterexample cx = load_counterexample(counterexample_dir() / "chunked_bf16_sparse.safetensors");
   const gate::Expected e = gate::expect(cx.c.stream, cx.opt, gate::Policy(impl::ChunkedKind::bf16));

@@ -26,17 +26,19 @@
 //      S, A; D for ||S||_F): a floor for the rare groups where the baselines
 //      happen to be exact;
 // K    how far an honest implementation's worst error may exceed the baselines'.
-// Plus, for o and state_norm, a floor at the scale of the terms summed rather
-// than of the result (Higham: a computed sum's error is bounded by u times the
-// sum of the terms' magnitudes), so that a reference value that cancels to
-// exactly 0 still has a tolerance:
-//   state_norm at t: F = D u_state sigma_t, sigma_t = max_{s<=t} ||S_s||_F
-//      (the state the step started from, and the residues carried from earlier
-//      steps);
-//   o row t: F = D u_state sigma_t ||phi(q_t)|| / |den_t| (readout_gain;
-//      only when the caller passes it: it needs the inputs);
-//   final S: F = D u_state sigma_T (and a matrix is not beyond the policy
-//      for a baseline error below F).
+// Plus a floor at the scale of the terms summed rather than of the result
+// (Higham: a computed sum's error is bounded by u times the sum of the terms'
+// magnitudes), so that a reference value that cancels to exactly 0 (a cancelled
+// state, sparse supports) still has a tolerance (u: float's 2^-24, the
+// arithmetic between the policy's rounding points):
+//   state_norm at t: F = sqrt(D) u sigma_t, sigma_t = max(||S_{t-1}||_F, ||S_t||_F)
+//      (the state the step started from and the one it made);
+//   o row t: F = sqrt(D) u sigma_t ||phi(q_t)|| / |den_t| (readout_gain; only
+//      when the caller passes it: it needs the inputs);
+//   final S: no floor in the tolerance, but its baselines' error is not a
+//      breakdown within K sqrt(D) u sigma_{T-1};
+// and where the reference's scale is exactly 0 (an o row, a state norm), b_g is
+// the baselines' absolute error there (their relative error is undefined).
 // docs/ERROR_MODEL.md, "The floor at the scale of the terms", derives both.
 // A non-finite candidate element where the reference is finite fails, wherever
 // the policy has accuracy. Breakdown: from the first step where the baselines
