@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
                                             : std::vector<Shape>{{1, 16, 4096}, {1, 16, 16384}, {1, 16, 65536}, {8, 128, 4096}};
     using CK = impl::ChunkedKind;
     const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64, CK::bf16}, {"chunked-bf16 C=32", true, true, 32, CK::bf16},
-                                  {"chunked-tf32 C=64", true, false, 64, CK::tf32}, {"chunked-fp32 C=64", true, false, 64, CK::fp32},
+                                  {"chunked-tf32 C=64", true, false, 64, CK::tf32}, {"chunked-tf32 C=32", true, false, 32, CK::tf32},
+                                  {"chunked-fp32 C=64", true, false, 64, CK::fp32}, {"chunked-fp32 C=32", true, false, 32, CK::fp32},
                                   {"fused bf16", false, true, 0},   {"fused fp32", false, false, 0}};
     std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps |\n|---|---|---|---|---|---|---|---|---|\n");
     std::vector<std::string> floors;
@@ -147,7 +148,10 @@ int main(int argc, char** argv) {
         const double ms = time_ms(launch, reps);
         const double tok = double(sh.B) * sh.H * sh.T / (ms * 1e-3);
         const int C = im.chunked ? im.C : 1;
-        const double waves = std::ceil(double(sh.B) * sh.H / sms);  // one block per SM (the chunked plan's smem)
+        // Blocks per SM: the fused kernels and a chunked launch of one wave run one;
+        // several waves of the chunked kernel as many as its plan allows.
+        const int bps = im.chunked && sh.B * sh.H > sms ? gpu::chunked_kernel_info(im.kind, D, im.C).blocks_per_sm : 1;
+        const double waves = std::ceil(double(sh.B) * sh.H / (double(sms) * bps));
         const double per_step_us = ms * 1e3 / (waves * std::ceil(double(sh.T) / C));
         std::printf("| %d | %d | %d | %d | %s | %.4g | %.3g | %.3g | %d |\n", sh.B, sh.H, sh.T, D, im.name.c_str(), ms, tok, per_step_us, reps);
         if (csv) std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d\n", im.name.c_str(), sh.B, sh.H, sh.T, D, C, ms, tok, per_step_us, reps);

@@ -19,26 +19,44 @@ void launch_prec(const FusedParams& p, int C, cudaStream_t s);
 template <class Prec>
 KernelInfo info_prec(int D, int C);
 
+// Multiprocessors of the current device (cached per device).
+inline int device_sms() {
+  int dev = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  static int cached_dev = -1, sms = 0;
+  if (dev != cached_dev) {
+    VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    cached_dev = dev;
+  }
+  return sms;
+}
+
+// One wave of blocks (B H <= SMs): each block fetches its next chunk while it
+// computes. Several waves: no prefetch, and without U (u = k) the C = 32 plan
+// fits two blocks per SM, which hide each other's latency.
 template <class Tr>
 void launch_typed(const FusedParams& p, cudaStream_t s) {
   const auto k = chunked_forward<Tr>;
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes));
-  k<<<p.B * p.H, NT, Tr::smem_bytes, s>>>(p);
+  const bool prefetch = p.B * p.H <= device_sms(), u_is_k = !p.u && !p.u_unit_scaled;
+  const int bytes = Tr::smem_bytes(prefetch, u_is_k);
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::max_smem_bytes));
+  k<<<p.B * p.H, NT, bytes, s>>>(p, prefetch);
   VLA_CUDA_CHECK(cudaGetLastError());
 }
 
+// Resources of the several-waves launch with u = k (the throughput case).
 template <class Tr>
 KernelInfo info_typed() {
   const auto k = chunked_forward<Tr>;
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes));
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::max_smem_bytes));
   cudaFuncAttributes a{};
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&a, k));
   KernelInfo i;
   i.threads = NT;
   i.registers = a.numRegs;
-  i.shared_bytes = Tr::smem_bytes;
+  i.shared_bytes = Tr::smem_bytes(false, true);
   i.local_bytes = int(a.localSizeBytes);
-  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i.blocks_per_sm, k, NT, Tr::smem_bytes));
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i.blocks_per_sm, k, NT, i.shared_bytes));
   return i;
 }
 

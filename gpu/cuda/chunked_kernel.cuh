@@ -2,20 +2,31 @@
 // with the operand policy of gpu/include/vla/gpu/chunked.hpp).
 //
 // One block of NT threads per (b, h) runs the T/C chunks in order; A, S and the
-// chunk's inputs stay in shared memory. Per chunk: 13 matrix products (bf16
-// tensor cores through WMMA with float accumulation, or float SIMT for
+// chunk's inputs stay in shared memory. Per chunk: 15 matrix products (bf16 or
+// tf32 tensor cores through mma.sync with float accumulation, or float SIMT for
 // chunked-fp32), an L D L^T of the C x C Gram matrix and two unit-triangular
-// solves in float (right-looking: one barrier per column), and the
-// element-wise steps (feature map, normalisations, readout) in float.
+// solves in float, and the element-wise steps (feature map, normalisations,
+// readout) in float.
 //
-// Shared-memory matrices are float, row-major with a padded leading dimension;
-// a product stages its operands, read through accessors (transpose, scale,
-// sign, mask), into bf16 tiles and runs WMMA 16x16x16 on them, or (chunked-tf32)
-// into float tiles of tf32 values (cvt.rna.tf32.f32) and runs WMMA 16x16x8 tf32.
+// Kernel v4 (speed; the maths and the operands' rounding points of v2):
+// * a product is a set of 16 x 16 output tiles, one warp each; a warp loads its
+//   operands' fragments straight from the float matrices in the layout they are
+//   stored in (a transposed operand is read transposed), rounds them to bf16 or
+//   tf32 in registers and runs mma.sync: no staging copy and no barrier inside a
+//   product. Independent products share one phase and one barrier; masks and
+//   the pivot scalings are applied to the fragments or the accumulators;
+// * the L D L^T runs in one warp, in registers (no block barrier per column),
+//   while the other warps compute A K, V - S K and ||S_c||^2;
+// * the triangular solves keep each row in the registers of NT / D lanes and
+//   broadcast x_i by shuffle (no barrier per column);
+// * where shared memory allows, the next chunk's inputs are fetched by cp.async
+//   while this chunk computes.
+//
+// Shared-memory matrices are float, row-major with a padded leading dimension.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -28,6 +39,7 @@
 namespace vla::gpu::chunked {
 
 constexpr int NT = 256;  // threads per block (8 warps)
+constexpr int NW = NT / 32;
 
 // chunked-tf32: float in and out as chunked-fp32, products on tf32 tensor cores.
 struct PrecTf32 : PrecFp32 {};
@@ -39,91 +51,194 @@ struct Traits {
   static constexpr int D = D_, C = C_;
   using Prec = Prec_;
   static constexpr bool tc_tf32 = tf32_products<Prec>;
-  static constexpr bool tc = Prec::bf16_io || tc_tf32;  // tensor cores for the bf16 and tf32 policies
-  static constexpr int LDD = D + 4;           // float leading dimensions (padding against bank conflicts)
+  static constexpr bool tc_bf16 = Prec::bf16_io;
+  static constexpr int LDD = D + 4;  // float leading dimensions (padding against bank conflicts)
   static constexpr int LDC = C + 4;
-  static constexpr int MX = D > C ? D : C;
-  static constexpr int LDS = MX + 8;  // bf16 staging leading dimension (multiple of 8)
-  // Float matrices: A, S (D x D); K, U, V, Q, N, P, W (D x C); C1, C2 (C x C).
-  static constexpr int fA = 0, fS = fA + D * LDD, fK = fS + D * LDD, fU = fK + D * LDC, fV = fU + D * LDC, fQ = fV + D * LDC,
+  // Vectors: pivots, column scalars (2), increments (C each), n (D), per-warp partials (8), misc (8).
+  static constexpr int vPiv = 0, vCol = vPiv + C, vCol2 = vCol + C, vInc = vCol2 + C, vN = vInc + C, vRed = vN + D,
+                       vMisc = vRed + 8, vEnd = vMisc + 8;
+  // Float matrices after the vectors: A, S (D x D); K, V, Q, N, P, W (D x C);
+  // C1, C2, C3 (C x C); U (D x C) last, left out of the allocation when u is k.
+  static constexpr int fA = (vEnd + 31) / 32 * 32, fS = fA + D * LDD, fK = fS + D * LDD, fV = fK + D * LDC, fQ = fV + D * LDC,
                        fN = fQ + D * LDC, fP = fN + D * LDC, fW = fP + D * LDC, fC1 = fW + D * LDC, fC2 = fC1 + C * LDC,
-                       fvec = fC2 + C * LDC;
-  // Vectors: pivots (C), column scalars (C), increments (C), n (D), misc (8).
-  static constexpr int vPiv = 0, vCol = vPiv + C, vInc = vCol + C, vN = vInc + C, vMisc = vN + D, vEnd = vMisc + 8;
-  static constexpr int floats = fvec + vEnd;
-  static constexpr int staging_elems = tc ? 2 * MX * LDS : 0;  // bf16 (2 bytes) or tf32 in float (4 bytes)
-  static constexpr int smem_bytes = ((floats * 4 + 127) / 128) * 128 + staging_elems * (tc_tf32 ? 4 : 2);
-  static_assert(smem_bytes <= 232448, "chunked kernel: shared-memory plan exceeds 227 KiB");
-  static_assert(D % 16 == 0 && C % 16 == 0 && NT % C == 0 && NT % D == 0 && NT / D <= 32 && NT / C <= 32, "tile shapes");
+                       fC3 = fC2 + C * LDC, fU = fC3 + C * LDC, floats = fU + D * LDC;
+  static constexpr int float_bytes = ((floats * 4 + 127) / 128) * 128;
+  static constexpr int float_bytes_no_u = ((fU * 4 + 127) / 128) * 128;
+  // The next chunk's raw inputs (q, k, v, u), fetched by cp.async while this
+  // chunk computes, after the float matrices; used where a launch has one wave
+  // (B H <= SMs) and they fit. C = 32 asks for two blocks per SM (128 registers),
+  // which several waves use when u is k (the paper preset: no U, no prefetch).
+  static constexpr int raw_bytes = 4 * C * D * int(sizeof(typename Prec::In));
+  static constexpr bool can_prefetch = float_bytes + raw_bytes <= 232448;
+  static constexpr int max_smem_bytes = float_bytes + (can_prefetch ? raw_bytes : 0);
+  static constexpr int min_blocks = C == 32 ? 2 : 1;
+  static constexpr int smem_bytes(bool prefetch, bool u_is_k) {
+    return prefetch && can_prefetch ? float_bytes + raw_bytes : u_is_k ? float_bytes_no_u : float_bytes;
+  }
+  static_assert(max_smem_bytes <= 232448, "chunked kernel: shared-memory plan exceeds 227 KiB");
+  static_assert(D % 16 == 0 && C % 32 == 0 && C <= 64 && NT % C == 0 && NT % D == 0 && NT / D <= 32 && NT / C <= 32 &&
+                    C >= NT / D,
+                "tile shapes");
 };
 
 // Rounds to bf16 exactly as the host twin does (core::round_bf16, RNE).
-__device__ __forceinline__ __nv_bfloat16 to_bf16(float x) { return __ushort_as_bfloat16(core::bf16_bits_rne(x)); }
+__device__ __forceinline__ std::uint32_t bf16_bits(float x) { return core::bf16_bits_rne(x); }
+__device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
 
 // Rounds to tf32 as the tensor cores' conversion does (twin: gpu::round_tf32).
-__device__ __forceinline__ float to_tf32(float x) { return nvcuda::wmma::__float_to_tf32(x); }
-
-// Tensor-core product: the operands staged through `cvt` into Stored tiles (bf16,
-// or float holding tf32 values, whose fragments then need no conversion), then
-// WMMA 16x16xKS with fragments of element type Frag and float accumulation.
-template <class Tr, int M, int N, int K, bool ACC, class Frag, class Stored, int KS, class FA, class FB, class Cvt>
-__device__ void mm_tc(float* out, int ldo, FA a, FB b, Stored* sa, Cvt cvt) {
+__device__ __forceinline__ float to_tf32(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  __trap();  // bf16 and tf32 WMMA need sm_80 or newer: build with CMAKE_CUDA_ARCHITECTURES=90 for the H200
+  __trap();  // tf32 needs sm_80 or newer: build with CMAKE_CUDA_ARCHITECTURES=90 for the H200
+  return x;
 #else
-  using namespace nvcuda;
-  constexpr int LA = K + 8, LB = N + 8;  // leading dimensions (multiples of 16 bytes)
-  Stored* sb = sa + Tr::MX * Tr::LDS;
-  for (int e = threadIdx.x; e < M * K; e += NT) sa[(e / K) * LA + e % K] = cvt(a(e / K, e % K));
-  for (int e = threadIdx.x; e < K * N; e += NT) sb[(e / N) * LB + e % N] = cvt(b(e / N, e % N));
-  __syncthreads();
-  const int warp = threadIdx.x / 32;
-  constexpr int TM = M / 16, TN = N / 16;
-  for (int tile = warp; tile < TM * TN; tile += NT / 32) {
-    const int r0 = (tile / TN) * 16, c0 = (tile % TN) * 16;
-    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc;
-    if constexpr (ACC) {
-      wmma::load_matrix_sync(acc, out + r0 * ldo + c0, ldo, wmma::mem_row_major);
-    } else {
-      wmma::fill_fragment(acc, 0.0f);
-    }
-#pragma unroll
-    for (int k0 = 0; k0 < K; k0 += KS) {
-      wmma::fragment<wmma::matrix_a, 16, 16, KS, Frag, wmma::row_major> fa;
-      wmma::fragment<wmma::matrix_b, 16, 16, KS, Frag, wmma::row_major> fb;
-      wmma::load_matrix_sync(fa, sa + r0 * LA + k0, LA);
-      wmma::load_matrix_sync(fb, sb + k0 * LB + c0, LB);
-      wmma::mma_sync(acc, fa, fb, acc);
-    }
-    wmma::store_matrix_sync(out + r0 * ldo + c0, acc, ldo, wmma::mem_row_major);
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+#endif
+}
+__device__ __forceinline__ std::uint32_t tf32_bits(float x) { return __float_as_uint(to_tf32(x)); }
+
+// How a product's result meets the output matrix: out = P, out += P, out -= P.
+enum class Acc { set, add, sub };
+
+// Element-wise epilogues on a product's result (row i, column j): none, the
+// gate's Y = triu(D^{-1} Z^T K) (piv), the readout's triu mask.
+struct NoEpi {
+  __device__ float operator()(int, int, float x) const { return x; }
+};
+struct TriuDivEpi {
+  const float* piv;
+  __device__ float operator()(int i, int j, float x) const { return i <= j ? x / piv[i] : 0.0f; }
+};
+struct TriuEpi {
+  __device__ float operator()(int i, int j, float x) const { return i <= j ? x : 0.0f; }
+};
+
+// A product operand: the M x K (or K x N) matrix x with leading dimension ld, or
+// with T the transpose of the stored matrix; `div`, if set, divides column k of
+// the operand by div[k] before rounding (Z D^{-1}).
+template <bool T>
+struct Opnd {
+  const float* x;
+  int ld;
+  const float* div = nullptr;
+  __device__ __forceinline__ float at(int i, int k) const {
+    const float v = T ? x[k * ld + i] : x[i * ld + k];
+    return div ? v / div[k] : v;
   }
+};
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // bf16 and tf32 mma need sm_80 or newer
+#else
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // bf16 and tf32 mma need sm_80 or newer
+#else
+  asm(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
 
-// out (M x N, ld ldo) = [out +] sum_k a(i, k) b(k, j). Operands through accessors.
-// Barriers before and after: callers need none around a product.
-template <class Tr, int M, int N, int K, bool ACC, class FA, class FB>
-__device__ void mm(float* out, int ldo, FA a, FB b, __nv_bfloat16* st) {
-  __syncthreads();
-  if constexpr (Tr::tc_tf32) {
-    mm_tc<Tr, M, N, K, ACC, nvcuda::wmma::precision::tf32, float, 8>(out, ldo, a, b, reinterpret_cast<float*>(st),
-                                                                     [](float x) { return to_tf32(x); });
-  } else if constexpr (Tr::tc) {
-    mm_tc<Tr, M, N, K, ACC, __nv_bfloat16, __nv_bfloat16, 16>(out, ldo, a, b, st, [](float x) { return to_bf16(x); });
-  } else {
-    // chunked-fp32: float products on the CUDA cores (no TF32), k in increasing order.
-    for (int e = threadIdx.x; e < M * N; e += NT) {
-      const int i = e / N, j = e % N;
-      float acc = ACC ? out[i * ldo + j] : 0.0f;
-      for (int k = 0; k < K; ++k) acc = core::vfma(a(i, k), b(k, j), acc);
-      out[i * ldo + j] = acc;
+// This warp's share of out (M x N, ld ldo) {=, +=, -=} epi(opA opB), K the
+// inner dimension, in 16 x 16 tiles dealt round-robin to warps [0, nw) starting
+// at `slot` (advanced by the tile count, so that the products of one phase
+// share the warps out). No barrier: the phase's caller synchronises.
+template <class Tr, int M, int N, int K, Acc MODE, bool TA, bool TB, class Epi = NoEpi>
+__device__ void product(float* out, int ldo, Opnd<TA> a, Opnd<TB> b, int& slot, int warp, int nw, Epi epi = {}) {
+  constexpr int TM = M / 16, TN = N / 16, NTILES = TM * TN;
+  const int lane = threadIdx.x % 32;
+  int first = (warp - slot) % nw;
+  if (first < 0) first += nw;
+  slot += NTILES;
+  for (int tile = first; tile < NTILES; tile += nw) {
+    const int r0 = (tile / TN) * 16, c0 = (tile % TN) * 16;
+    if constexpr (Tr::tc_bf16 || Tr::tc_tf32) {
+      // Fragment layouts of mma.sync m16n8k16 (bf16) / m16n8k8 (tf32), PTX ISA:
+      // g = lane / 4 indexes rows of A and columns of B, q = lane % 4 the k pairs.
+      const int g = lane / 4, q = lane % 4;
+      float acc[2][4];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) acc[h][v] = MODE == Acc::add ? out[(r0 + g + 8 * (v / 2)) * ldo + c0 + 8 * h + 2 * q + v % 2] : 0.0f;
+      if constexpr (Tr::tc_bf16) {
+#pragma unroll
+        for (int k0 = 0; k0 < K; k0 += 16) {
+          std::uint32_t fa[4], fb[2][2];
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int i = r0 + g + 8 * (v % 2), k = k0 + 2 * q + 8 * (v / 2);
+            fa[v] = pack_bf16(a.at(i, k), a.at(i, k + 1));
+          }
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int v = 0; v < 2; ++v) {
+              const int k = k0 + 2 * q + 8 * v, j = c0 + 8 * h + g;
+              fb[h][v] = pack_bf16(b.at(k, j), b.at(k + 1, j));
+            }
+          mma_bf16(acc[0], fa, fb[0]);
+          mma_bf16(acc[1], fa, fb[1]);
+        }
+      } else {
+#pragma unroll
+        for (int k0 = 0; k0 < K; k0 += 8) {
+          std::uint32_t fa[4], fb[2][2];
+#pragma unroll
+          for (int v = 0; v < 4; ++v) fa[v] = tf32_bits(a.at(r0 + g + 8 * (v % 2), k0 + q + 4 * (v / 2)));
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int v = 0; v < 2; ++v) fb[h][v] = tf32_bits(b.at(k0 + q + 4 * v, c0 + 8 * h + g));
+          mma_tf32(acc[0], fa, fb[0]);
+          mma_tf32(acc[1], fa, fb[1]);
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int i = r0 + g + 8 * (v / 2), j = c0 + 8 * h + 2 * q + v % 2;
+          float& o = out[i * ldo + j];
+          const float x = epi(i, j, acc[h][v]);
+          o = MODE == Acc::sub ? o - x : x;
+        }
+    } else {
+      // chunked-fp32: float products on the CUDA cores (no TF32), k in
+      // increasing order; lane l computes 8 outputs of row r0 + l / 2.
+      const int i = r0 + lane / 2, j0 = c0 + 8 * (lane % 2);
+      float s[8];
+#pragma unroll
+      for (int x = 0; x < 8; ++x) s[x] = MODE == Acc::add ? out[i * ldo + j0 + x] : 0.0f;
+#pragma unroll 4
+      for (int k = 0; k < K; ++k) {
+        const float av = a.at(i, k);
+#pragma unroll
+        for (int x = 0; x < 8; ++x) s[x] = core::vfma(av, b.at(k, j0 + x), s[x]);
+      }
+#pragma unroll
+      for (int x = 0; x < 8; ++x) {
+        float& o = out[i * ldo + j0 + x];
+        const float y = epi(i, j0 + x, s[x]);
+        o = MODE == Acc::sub ? o - y : y;
+      }
     }
   }
-  __syncthreads();
 }
 
-// Squared norms of the columns c < len of a rows x C matrix (ld LDC) into col[]:
-// NT / C consecutive lanes per column, partial sums over rows, butterfly.
+// Column dot products x_c . y_c of two rows x C matrices (ld LDC), c < len,
+// into col[]: NT / C consecutive lanes per column, partial sums over rows,
+// butterfly. No barrier.
 template <class Tr, int ROWS>
 __device__ void col_dots(const float* x, const float* y, float* col, int len) {
   constexpr int TPC = NT / Tr::C;
@@ -133,72 +248,139 @@ __device__ void col_dots(const float* x, const float* y, float* col, int len) {
 #pragma unroll
   for (int m = TPC / 2; m >= 1; m /= 2) s += __shfl_xor_sync(0xffffffffu, s, m);
   if (part == 0 && c < len) col[c] = s;
-  __syncthreads();
 }
 
 // X (D x C, ld LDC) <- X U^{-1} for the unit upper triangular U with U(i, t) =
 // cf[i * LDC + t] (i < t), columns t < len: x_t -= sum_{i<t} U(i, t) x_i,
-// right-looking. Rows are independent: NT / D lanes of one warp per row, one
-// warp barrier per column.
+// right-looking; columns t >= len come out 0. Rows are independent: the NT / D
+// lanes of one row hold its columns t = s (mod NT / D) in registers and x_i is
+// broadcast by shuffle (no barrier per column). Block barrier after.
 template <class Tr>
 __device__ void unit_upper_solve(float* X, const float* cf, int len) {
-  constexpr int TPR = NT / Tr::D;
-  const int j = threadIdx.x / TPR, s = threadIdx.x % TPR;
-  float* row = X + j * Tr::LDC;
-  __syncthreads();
-  for (int i = 0; i < len - 1; ++i) {
-    const float xi = row[i];
-    for (int t = i + 1 + ((s - (i + 1)) % TPR + TPR) % TPR; t < len; t += TPR) row[t] -= cf[i * Tr::LDC + t] * xi;
-    __syncwarp();
+  constexpr int TPR = NT / Tr::D, NC = Tr::C / TPR, LDC = Tr::LDC;
+  const int s = threadIdx.x % TPR;
+  float* row = X + (threadIdx.x / TPR) * LDC;
+  float x[NC];
+#pragma unroll
+  for (int m = 0; m < NC; ++m) x[m] = row[s + TPR * m];
+#pragma unroll
+  for (int i = 0; i < Tr::C - 1; ++i) {
+    if (i >= len - 1) break;  // uniform over the block
+    const float xi = __shfl_sync(0xffffffffu, x[i / TPR], i % TPR, TPR);
+#pragma unroll
+    for (int m = i / TPR; m < NC; ++m)
+      if (TPR * m > i || s + TPR * m > i) x[m] -= cf[i * LDC + s + TPR * m] * xi;
   }
+#pragma unroll
+  for (int m = 0; m < NC; ++m) row[s + TPR * m] = s + TPR * m < len ? x[m] : 0.0f;
   __syncthreads();
 }
 
-// In place L D L^T of I + G (G in the lower triangle of g, C x C, ld LDC; rows,
-// columns < len). Pivots through core::sm_delta (the vla-v3 floor); L^T is left
-// in the strict upper triangle (g[i][t] = L(t, i)), so unit_upper_solve on P
-// gives Z = P L^{-T}. Right-looking: one block barrier per column.
+// L D L^T of I + G (G in the lower triangle of g, C x C, ld LDC; rows, columns
+// < len) by one warp: lane l holds rows l, l + 32 in registers, right-looking,
+// column j's entries broadcast by shuffle. Pivots through core::sm_delta (the
+// vla-v3 floor) into piv (1 past len); L^T is left in the strict upper triangle
+// (g[i][t] = L(t, i), 0 past len), so unit_upper_solve on P gives Z = P L^{-T}.
+// No block barrier: the caller synchronises.
 template <class Tr>
-__device__ void ldl(float* g, float* piv, int len, double floor) {
-  constexpr int RG = NT / Tr::C;  // row groups
-  const int c = threadIdx.x % Tr::C, rg = threadIdx.x / Tr::C;
-  __syncthreads();
-  for (int j = 0; j < len; ++j) {
-    const float dj = core::sm_delta(g[j * Tr::LDC + j], floor);
-    const float inv = 1.0f / dj;  // one division per column; L(r, j) = g(r, j) * inv
-    if (threadIdx.x == 0) piv[j] = dj;
-    if (c > j && c < len) {
-      const float lc = g[c * Tr::LDC + j] * inv;  // L(c, j)
-      // rows r >= c with r = rg (mod RG): g(r, c) -= g(r, j) L(c, j)
-      for (int r = c + ((rg - c) % RG + RG) % RG; r < len; r += RG) g[r * Tr::LDC + c] -= g[r * Tr::LDC + j] * lc;
+__device__ void ldl_warp(float* g, float* piv, int len, double floor) {
+  constexpr int C = Tr::C, RPL = C / 32, LDC = Tr::LDC;
+  const int lane = threadIdx.x % 32;
+  float a[RPL][C];
+#pragma unroll
+  for (int q = 0; q < RPL; ++q)
+#pragma unroll
+    for (int c = 0; c < C; ++c) a[q][c] = c <= 32 * q + 31 ? g[(lane + 32 * q) * LDC + c] : 0.0f;
+  __syncwarp();
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    const float gjj = __shfl_sync(0xffffffffu, a[j / 32][j], j % 32);
+    const float dj = j < len ? core::sm_delta(gjj, floor) : 1.0f;
+    const float inv = __frcp_rn(dj);  // = 1.0f / dj (both correctly rounded); L(r, j) = g(r, j) * inv
+    if (lane == 0) piv[j] = dj;
+    float l[RPL];
+#pragma unroll
+    for (int q = 0; q < RPL; ++q) {
+      const int r = lane + 32 * q;
+      l[q] = r > j && r < len ? a[q][j] * inv : 0.0f;
+      if (r > j) g[j * LDC + r] = l[q];
     }
-    if (threadIdx.x > j && threadIdx.x < len) g[j * Tr::LDC + threadIdx.x] = g[threadIdx.x * Tr::LDC + j] * inv;
-    __syncthreads();
+    // g(r, c) -= L(r, j) g(c, j) for j < c <= r.
+#pragma unroll
+    for (int c = j + 1; c < C; ++c) {
+      const float gcj = __shfl_sync(0xffffffffu, a[c / 32][j], c % 32);
+#pragma unroll
+      for (int q = 0; q < RPL; ++q)
+        if (32 * q + 31 >= c && lane + 32 * q >= c) a[q][c] -= l[q] * gcj;
+    }
   }
-  for (int i = len + threadIdx.x; i < Tr::C; i += NT) piv[i] = 1.0f;
-  __syncthreads();
 }
 
+// Length of the chunk starting after step t0 (ends at a ridge step; as ref::chunk_length).
+__device__ __forceinline__ int chunk_len(int t0, int T, int C, int ridge_every) {
+  int len = C < T - t0 ? C : T - t0;
+  if (ridge_every > 0) {
+    const int next_ridge = (t0 / ridge_every + 1) * ridge_every;
+    len = len < next_ridge - t0 ? len : next_ridge - t0;
+  }
+  return len;
+}
+
+// Issues cp.async copies of the chunk [t0, t0 + len) of q, k, v (and u) into raw
+// (4 arrays of C x D elements, rows past len left as they are).
 template <class Tr>
-__global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
+__device__ void fetch_chunk(unsigned char* raw, const FusedParams& p, int b, int h, int t0, int len) {
+  using In = typename Tr::Prec::In;
+  constexpr int D = Tr::D, PIECES = D * int(sizeof(In)) / 16;  // 16-byte pieces per row
+  const void* src[4] = {p.q, p.k, p.v, p.u};
+  for (int w = 0; w < 4; ++w) {
+    if (!src[w]) continue;
+    for (int e = threadIdx.x; e < len * PIECES; e += NT) {
+      const int c = e / PIECES, x = e % PIECES;
+      const unsigned char* g = static_cast<const unsigned char*>(src[w]) +
+                               (((std::size_t(b) * p.T + t0 + c) * p.H + h) * D) * sizeof(In) + 16 * x;
+      const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(raw + ((w * Tr::C + c) * D) * sizeof(In) + 16 * x));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+      __trap();  // cp.async needs sm_80 or newer
+#else
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(g) : "memory");
+#endif
+    }
+  }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// prefetch: fetch the next chunk by cp.async (the launch gave the raw region:
+// Traits::smem_bytes(true, .)).
+template <class Tr>
+__global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParams p, bool prefetch) {
   using Prec = typename Tr::Prec;
   using In = typename Prec::In;
   using Out = typename Prec::Out;
   constexpr int D = Tr::D, C = Tr::C, LDD = Tr::LDD, LDC = Tr::LDC;
+  constexpr Acc SET = Acc::set, ADD = Acc::add, SUB = Acc::sub;
+  using N_ = Opnd<false>;  // stored as used
+  using T_ = Opnd<true>;   // used transposed
   extern __shared__ __align__(128) unsigned char smem_raw[];
   float* f = reinterpret_cast<float*>(smem_raw);
   float *A = f + Tr::fA, *S = f + Tr::fS, *K = f + Tr::fK, *U = f + Tr::fU, *V = f + Tr::fV, *Q = f + Tr::fQ, *N = f + Tr::fN,
-        *P = f + Tr::fP, *W = f + Tr::fW, *C1 = f + Tr::fC1, *C2 = f + Tr::fC2;
-  float* vec = f + Tr::fvec;
-  float *piv = vec + Tr::vPiv, *col = vec + Tr::vCol, *inc = vec + Tr::vInc, *nv = vec + Tr::vN, *misc = vec + Tr::vMisc;
-  __nv_bfloat16* st = reinterpret_cast<__nv_bfloat16*>(smem_raw + ((Tr::floats * 4 + 127) / 128) * 128);
+        *P = f + Tr::fP, *W = f + Tr::fW, *C1 = f + Tr::fC1, *C2 = f + Tr::fC2, *C3 = f + Tr::fC3;
+  float* vec = f;
+  float *piv = vec + Tr::vPiv, *col = vec + Tr::vCol, *col2 = vec + Tr::vCol2, *inc = vec + Tr::vInc, *nv = vec + Tr::vN,
+        *red = vec + Tr::vRed, *misc = vec + Tr::vMisc;
+  unsigned char* raw = smem_raw + Tr::float_bytes;
 
-  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H, tid = threadIdx.x;
+  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H, tid = threadIdx.x, warp = tid / 32;
   const In* gq = static_cast<const In*>(p.q);
   const In* gk = static_cast<const In*>(p.k);
   const In* gv = static_cast<const In*>(p.v);
   const In* gu = static_cast<const In*>(p.u);
   Out* go = static_cast<Out*>(p.o);
+  // U is K itself when u is not given and not rescaled (the paper preset).
+  const bool u_is_k = !gu && !p.u_unit_scaled;
+  const float* Uop = u_is_k ? K : U;
 
   for (int e = tid; e < D * D; e += NT) {
     const int i = e / D, j = e % D;
@@ -206,29 +388,43 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
     S[i * LDD + j] = 0.0f;
   }
   for (int j = tid; j < D; j += NT) nv[j] = 0.0f;
+  prefetch = prefetch && Tr::can_prefetch;
+  if constexpr (Tr::can_prefetch)
+    if (prefetch) fetch_chunk<Tr>(raw, p, b, h, 0, chunk_len(0, p.T, C, p.ridge_every));
 
   const float sqrt_d = sqrtf(float(D));
   for (int t0 = 0; t0 < p.T;) {
-    int len = C < p.T - t0 ? C : p.T - t0;
-    if (p.ridge_every > 0) {
-      const int next_ridge = (t0 / p.ridge_every + 1) * p.ridge_every;
-      len = len < next_ridge - t0 ? len : next_ridge - t0;
-    }
+    const int len = chunk_len(t0, p.T, C, p.ridge_every);
     const bool ridge = core::ridge_due(long(t0) + len, p.ridge_every);
-    __syncthreads();
     // Load the chunk: phi(k) into K and N, phi(q) into Q, v, u; zero past len.
-    // All global loads of the chunk are issued before any is used (latency once per chunk).
     {
       constexpr int PER = C * D / NT;
       In lk[PER], lq[PER], lv[PER], lu[PER];
+      if (Tr::can_prefetch && prefetch) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+        __syncthreads();
+        const In* rq = reinterpret_cast<const In*>(raw);
 #pragma unroll
-      for (int x = 0; x < PER; ++x) {
-        const int e = tid + x * NT, c = e / D, j = e % D;
-        const std::size_t o = ((std::size_t(b) * p.T + t0 + (c < len ? c : 0)) * p.H + h) * D + j;
-        lk[x] = gk[o];
-        lq[x] = gq[o];
-        lv[x] = gv[o];
-        lu[x] = gu ? gu[o] : In(0);
+        for (int x = 0; x < PER; ++x) {
+          const int e = tid + x * NT;  // = c * D + j
+          lq[x] = rq[e];
+          lk[x] = rq[C * D + e];
+          lv[x] = rq[2 * C * D + e];
+          lu[x] = gu ? rq[3 * C * D + e] : In(0);
+        }
+      } else {
+        __syncthreads();
+#pragma unroll
+        for (int x = 0; x < PER; ++x) {
+          const int e = tid + x * NT, c = e / D, j = e % D;
+          const std::size_t o = ((std::size_t(b) * p.T + t0 + (c < len ? c : 0)) * p.H + h) * D + j;
+          lk[x] = gk[o];
+          lq[x] = gq[o];
+          lv[x] = gv[o];
+          lu[x] = gu ? gu[o] : In(0);
+        }
       }
 #pragma unroll
       for (int x = 0; x < PER; ++x) {
@@ -239,21 +435,26 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
         N[j * LDC + c] = kk;
         Q[j * LDC + c] = in ? core::phi(Prec::load(lq[x]), p.elu1) : 0.0f;
         V[j * LDC + c] = in ? Prec::load(lv[x]) : 0.0f;
-        U[j * LDC + c] = in && gu ? Prec::load(lu[x]) : 0.0f;
+        if (!u_is_k) U[j * LDC + c] = in && gu ? Prec::load(lu[x]) : 0.0f;
       }
     }
     __syncthreads();
+    if constexpr (Tr::can_prefetch)
+      if (prefetch && t0 + len < p.T) fetch_chunk<Tr>(raw, p, b, h, t0 + len, chunk_len(t0 + len, p.T, C, p.ridge_every));
     if (p.normalize_key) {
       col_dots<Tr, D>(K, K, col, len);
+      __syncthreads();
       for (int e = tid; e < D * C; e += NT)
         if (e % C < len) K[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
       __syncthreads();
     }
-    if (!gu)
+    if (!gu && p.u_unit_scaled) {
       for (int e = tid; e < D * C; e += NT) U[(e / C) * LDC + e % C] = K[(e / C) * LDC + e % C];
-    __syncthreads();
+      __syncthreads();
+    }
     if (p.u_unit_scaled) {
       col_dots<Tr, D>(U, U, col, len);
+      __syncthreads();
       for (int e = tid; e < D * C; e += NT)
         if (e % C < len) {
           float& x = U[(e / C) * LDC + e % C];
@@ -261,105 +462,114 @@ __global__ void __launch_bounds__(NT, 1) chunked_forward(FusedParams p) {
         }
       __syncthreads();
     }
-    // Running normaliser n_t (the recurrence's order) in N.
+    // Running normaliser n_t (the recurrence's order) in N (read after later barriers).
     for (int j = tid; j < D; j += NT) {
       float n = nv[j];
-      for (int c = 0; c < len; ++c) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        if (c >= len) break;
         n = n + N[j * LDC + c];
         N[j * LDC + c] = n;
       }
       nv[j] = n;
     }
 
-    // Gate. P = A U, G = U^T P, I + G = L D L^T, Z = P L^{-T} (in P).
-    mm<Tr, D, C, D, false>(P, LDC, [&](int i, int k) { return A[i * LDD + k]; }, [&](int k, int j) { return U[k * LDC + j]; }, st);
-    mm<Tr, C, C, D, false>(C1, LDC, [&](int i, int k) { return U[k * LDC + i]; }, [&](int k, int j) { return P[k * LDC + j]; }, st);
-    ldl<Tr>(C1, piv, len, p.delta_floor);
-    unit_upper_solve<Tr>(P, C1, len);
-    // Y = triu(D^{-1} Z^T K); W = A K - Z Y.
-    mm<Tr, C, C, D, false>(C2, LDC, [&](int i, int k) { return P[k * LDC + i]; }, [&](int k, int j) { return K[k * LDC + j]; }, st);
-    for (int e = tid; e < C * C; e += NT) {
-      const int i = e / C, t = e % C;
-      C2[i * LDC + t] = i <= t ? C2[i * LDC + t] / piv[i] : 0.0f;
-    }
-    mm<Tr, D, C, D, false>(W, LDC, [&](int i, int k) { return A[i * LDD + k]; }, [&](int k, int j) { return K[k * LDC + j]; }, st);
-    mm<Tr, D, C, C, true>(W, LDC, [&](int i, int k) { return -P[i * LDC + k]; }, [&](int k, int j) { return C2[k * LDC + j]; }, st);
-    if (ridge)
-      for (int j = tid; j < D; j += NT) W[j * LDC + len - 1] += p.ridge * K[j * LDC + len - 1];
+    // Gate. P = A U, G = U^T P (C1).
+    int slot = 0;
+    product<Tr, D, C, D, SET, false, false>(P, LDC, N_{A, LDD}, N_{Uop, LDC}, slot, warp, NW);
     __syncthreads();
-    if (p.normalize_gate) {
-      col_dots<Tr, D>(W, W, col, len);
-      for (int e = tid; e < D * C; e += NT)
-        if (e % C < len) W[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
-      __syncthreads();
-    }
-    // A_{c+1} = A_c - (Z D^{-1}) Z^T (+ ridge I).
-    mm<Tr, D, D, C, true>(A, LDD, [&](int i, int k) { return -(P[i * LDC + k] / piv[k]); },
-                          [&](int k, int j) { return P[j * LDC + k]; }, st);
-    if (ridge)
-      for (int i = tid; i < D; i += NT) A[i * LDD + i] += p.ridge;
-
-    // State. T = I + strict_upper(Ah^T K) (C1); R T = V - S K (R in V).
-    mm<Tr, C, C, D, false>(C1, LDC, [&](int i, int k) { return W[k * LDC + i]; }, [&](int k, int j) { return K[k * LDC + j]; }, st);
-    mm<Tr, D, C, D, true>(V, LDC, [&](int i, int k) { return -S[i * LDD + k]; }, [&](int k, int j) { return K[k * LDC + j]; }, st);
-    unit_upper_solve<Tr>(V, C1, len);
-    // Readout Y = S Q + R triu(Ah^T Q) (in P); Gram terms of ||S_t||.
-    mm<Tr, C, C, D, false>(C2, LDC, [&](int i, int k) { return W[k * LDC + i]; }, [&](int k, int j) { return Q[k * LDC + j]; }, st);
-    mm<Tr, D, C, D, false>(P, LDC, [&](int i, int k) { return S[i * LDD + k]; }, [&](int k, int j) { return Q[k * LDC + j]; }, st);
-    mm<Tr, D, C, C, true>(P, LDC, [&](int i, int k) { return V[i * LDC + k]; },
-                          [&](int k, int j) { return k <= j ? C2[k * LDC + j] : 0.0f; }, st);
-    mm<Tr, D, C, D, false>(U, LDC, [&](int i, int k) { return S[i * LDD + k]; }, [&](int k, int j) { return W[k * LDC + j]; }, st);
-    mm<Tr, C, C, D, false>(C1, LDC, [&](int i, int k) { return V[k * LDC + i]; }, [&](int k, int j) { return V[k * LDC + j]; }, st);
-    mm<Tr, C, C, D, false>(C2, LDC, [&](int i, int k) { return W[k * LDC + i]; }, [&](int k, int j) { return W[k * LDC + j]; }, st);
-    // ||S_c||_F^2 (block reduction: per-thread partials, warp butterfly, warps in order).
-    {
+    slot = 0;
+    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{Uop, LDC}, N_{P, LDC}, slot, warp, NW);
+    // Ratio denominators n_t . phi(q_t) (N is free afterwards: S Ah goes there).
+    if (p.ratio) col_dots<Tr, D>(N, Q, col2, len);
+    __syncthreads();
+    // I + G = L D L^T (warp 0), meanwhile W = A K, V <- V - S K and ||S_c||^2.
+    if (warp == 0) {
+      ldl_warp<Tr>(C1, piv, len, p.delta_floor);
+    } else {
+      slot = 0;
+      product<Tr, D, C, D, SET, false, false>(W, LDC, N_{A, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
+      product<Tr, D, C, D, SUB, false, false>(V, LDC, N_{S, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
       float s2 = 0.0f;
-      for (int e = tid; e < D * D; e += NT) {
+      for (int e = tid - 32; e < D * D; e += NT - 32) {
         const float x = S[(e / D) * LDD + e % D];
         s2 = core::vfma(x, x, s2);
       }
       for (int m = 16; m >= 1; m /= 2) s2 += __shfl_xor_sync(0xffffffffu, s2, m);
-      if (tid % 32 == 0) inc[tid / 32] = s2;  // inc[] reused as scratch before the increments
-      __syncthreads();
-      if (tid == 0) {
-        float tot = 0.0f;
-        for (int w = 0; w < NT / 32; ++w) tot += inc[w];
-        misc[0] = tot;
+      if (tid % 32 == 0) red[warp] = s2;
+    }
+    __syncthreads();
+    // Z = P L^{-T} (in P).
+    unit_upper_solve<Tr>(P, C1, len);
+    // Y = triu(D^{-1} Z^T K) (C2).
+    slot = 0;
+    product<Tr, C, C, D, SET, true, false>(C2, LDC, T_{P, LDC}, N_{K, LDC}, slot, warp, NW, TriuDivEpi{piv});
+    __syncthreads();
+    // W = A K - Z Y; A_{c+1} = A_c - (Z D^{-1}) Z^T.
+    slot = 0;
+    product<Tr, D, C, C, SUB, false, false>(W, LDC, N_{P, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, D, D, C, SUB, false, true>(A, LDD, N_{P, LDC, piv}, T_{P, LDC}, slot, warp, NW);
+    __syncthreads();
+    if (ridge) {
+      for (int j = tid; j < D; j += NT) {
+        W[j * LDC + len - 1] += p.ridge * K[j * LDC + len - 1];
+        A[j * LDD + j] += p.ridge;
       }
       __syncthreads();
     }
-    col_dots<Tr, D>(V, U, col, len);  // r_t . (S_c a^_t)
+    if (p.normalize_gate) {
+      col_dots<Tr, D>(W, W, col, len);
+      __syncthreads();
+      for (int e = tid; e < D * C; e += NT)
+        if (e % C < len) W[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
+      __syncthreads();
+    }
+
+    // State. T = I + strict_upper(Ah^T K) (C1), triu(Ah^T Q) (C2), S Q (P),
+    // S Ah (N), Ah^T Ah (C3).
+    slot = 0;
+    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{W, LDC}, N_{K, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET, true, false>(C2, LDC, T_{W, LDC}, N_{Q, LDC}, slot, warp, NW, TriuEpi{});
+    product<Tr, D, C, D, SET, false, false>(P, LDC, N_{S, LDD}, N_{Q, LDC}, slot, warp, NW);
+    product<Tr, D, C, D, SET, false, false>(N, LDC, N_{S, LDD}, N_{W, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET, true, false>(C3, LDC, T_{W, LDC}, N_{W, LDC}, slot, warp, NW);
+    __syncthreads();
+    // R T = V - S K (R in V).
+    unit_upper_solve<Tr>(V, C1, len);
+    // Readout Y = S Q + R triu(Ah^T Q) (P); R^T R (C1); S_{c+1} = S_c + R Ah^T;
+    // r_t . (S_c a^_t).
+    col_dots<Tr, D>(V, N, col, len);
+    slot = 0;
+    product<Tr, D, C, C, ADD, false, false>(P, LDC, N_{V, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{V, LDC}, N_{V, LDC}, slot, warp, NW);
+    product<Tr, D, D, C, ADD, false, true>(S, LDD, N_{V, LDC}, T_{W, LDC}, slot, warp, NW);
+    __syncthreads();
+    // ||S_t||_F^2 = ||S_c||^2 + prefix sums of the increments.
     if (tid < len) {
       const int t = tid;
-      float x = 2.0f * col[t] + C1[t * LDC + t] * C2[t * LDC + t];
-      for (int i = 0; i < t; ++i) x += 2.0f * C1[i * LDC + t] * C2[i * LDC + t];
+      float x = 2.0f * col[t] + C1[t * LDC + t] * C3[t * LDC + t];
+      for (int i = 0; i < t; ++i) x += 2.0f * C1[i * LDC + t] * C3[i * LDC + t];
       inc[t] = x;
     }
-    __syncthreads();
     if (tid == 0) {
-      float n2 = misc[0];
-      for (int t = 0; t < len; ++t) {
-        n2 += inc[t];
-        inc[t] = n2;
-      }
+      float tot = 0.0f;
+      for (int w = 1; w < NW; ++w) tot += red[w];
+      misc[0] = tot;
     }
     __syncthreads();
     if (tid < len) {
-      const float n2 = inc[tid];
+      float n2 = misc[0];
+      for (int i = 0; i <= tid; ++i) n2 += inc[i];
       p.state_norm[(std::size_t(b) * p.T + t0 + tid) * p.H + h] = sqrtf(n2 > 0.0f ? n2 : 0.0f);
     }
-    // Ratio denominators n_t . phi(q_t), then o.
-    if (p.ratio) col_dots<Tr, D>(N, Q, col, len);
     for (int e = tid; e < C * D; e += NT) {
       const int c = e / D, j = e % D;
       if (c >= len) continue;
       float y = P[j * LDC + c];
-      if (p.ratio) y = y / core::readout_den(col[c], p.den_floor);
+      if (p.ratio) y = y / core::readout_den(col2[c], p.den_floor);
       const std::size_t o = ((std::size_t(b) * p.T + t0 + c) * p.H + h) * D + j;
       go[o] = Prec::out_bits(y);
     }
-    // S_{c+1} = S_c + R Ah^T.
-    mm<Tr, D, D, C, true>(S, LDD, [&](int i, int k) { return V[i * LDC + k]; }, [&](int k, int j) { return W[j * LDC + k]; }, st);
     t0 += len;
   }
   __syncthreads();

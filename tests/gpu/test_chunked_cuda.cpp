@@ -140,6 +140,8 @@ std::vector<Case> cases_for(bool quick) {
       cs.push_back({"vla-v3+u", 1, 45, 2, 32, C, v3, ts::Family::gaussian, true});
       cs.push_back({"identity", 1, 9, 2, 16, C, ident});
     }
+    // More blocks than SMs: the launch without prefetch (and, u = k, the C = 32 plan without U).
+    cs.push_back({"paper-waves", 2, 33, 70, 64, 32, paper});
     return cs;
   }
   for (int C : {32, 64}) {
@@ -149,6 +151,12 @@ std::vector<Case> cases_for(bool quick) {
     cs.push_back({"vla-v3+u", 2, 300, 3, 64, C, v3, ts::Family::gaussian, true});
     cs.push_back({"identity", 2, 300, 3, 64, C, ident});
     cs.push_back({"heavy", 2, 300, 3, 64, C, paper, ts::Family::heavy});
+  }
+  // More blocks than SMs (B H = 140 > 132 on the H200): the launch without
+  // prefetch, with U (vla-v3 rescales u) and without it (u = k, C = 32: two blocks per SM).
+  for (int C : {32, 64}) {
+    cs.push_back({"paper-waves", 2, 2 * C + 5, 70, 64, C, paper});
+    cs.push_back({"vla-v3-waves", 2, 2 * C + 5, 70, 64, C, v3});
   }
   // (normalize=gate: unit gates on raw keys make the recurrence itself grow
   // exponentially, so only a short run is an accuracy check.)
