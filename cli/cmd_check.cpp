@@ -11,6 +11,7 @@
 #include "registry.hpp"
 #include "vla/gate/candidate_file.hpp"
 #include "vla/gate/judge.hpp"
+#include "vla/gate/policy.hpp"
 #include "vla/gate/report.hpp"
 #include "vla/gate/spec_args.hpp"
 #include "vla/io/stream_io.hpp"
@@ -33,9 +34,19 @@ std::string where(const accuracy::Worst& w) {
   return fmt::format("{}[b={}, t={}, h={}, i={}]", w.quantity, w.b, w.t, w.h, w.index);
 }
 
+// The precision policy --dtype names: a fused kind's, or "tf32" for an
+// implementation that runs its products on tf32 tensor cores with float inputs,
+// outputs and accumulation (judged by the chunked-tf32 model: the state enters
+// the products rounded to tf32, docs/CHUNKED.md section 4).
+gate::Policy policy_of(const std::string& dtype) {
+  if (dtype == "tf32") return gate::chunked_policy(impl::ChunkedKind::tf32);
+  return impl::parse_kind(dtype);
+}
+
 int run(const CheckArgs& a) {
   const Options opt = gate::build_options(a.spec);
-  const impl::Kind kind = impl::parse_kind(a.dtype);
+  const gate::Policy policy = policy_of(a.dtype);
+  const impl::Kind kind = policy.input();
   if (!a.json.empty()) {
     std::error_code ec;
     if (fs::exists(a.json, ec) && !a.force) throw InputError("--json " + a.json + " already exists; pass --force to replace it");
@@ -50,7 +61,7 @@ int run(const CheckArgs& a) {
     std::cout << "  note: the input holds values that " << a.dtype << " cannot represent; they are rounded once to "
               << (kind == impl::Kind::fp32 ? "float32" : "bf16") << " (what a " << a.dtype
               << " implementation consumes) and the reference is fed the rounded values\n";
-  const gate::Expected e = gate::expect(in.stream, opt, kind);
+  const gate::Expected e = gate::expect(in.stream, opt, policy);
   if (!e.valid) throw InputError("the input cannot be run at " + a.dtype + " precision: " + e.reason);
   const gate::CandidateFile cf = gate::load_candidate(a.candidate, d);
   std::string present = "o";
@@ -97,7 +108,7 @@ Register reg{Command{
       auto a = std::make_shared<CheckArgs>();
       sub.add_option("--input", a->input, "The inputs the candidate was run on (q, k, v [B,T,H,D], optional u)")->required();
       sub.add_option("--candidate", a->candidate, "The candidate's outputs: o [B,T,H,Dv]; S, A, state_norm when present")->required();
-      sub.add_option("--dtype", a->dtype, "The candidate's precision policy")->required()->check(CLI::IsMember({"fp32", "bf16", "bf16-state"}));
+      sub.add_option("--dtype", a->dtype, "The candidate's precision policy (tf32: float in and out, products on tf32 tensor cores)")->required()->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
       sub.add_option("--json", a->json, "Also write the verdict as JSON");
       sub.add_flag("--force", a->force, "Replace an existing --json file");
       gate::add_spec_options(sub, a->spec);

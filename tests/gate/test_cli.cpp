@@ -138,6 +138,21 @@ TEST_F(GateCli, CheckRejectsEveryMutantAndAcceptsEveryHonestVariantFromFiles) {
   }
 }
 
+// `--dtype tf32` judges a tf32 tensor-core implementation by its own model: the
+// chunked-tf32 twin's outputs, from files, pass at tf32 and fail at fp32's
+// precision on the same stream (the library-level twin of this is
+// Policy.ChunkedTf32IsJudgedAtTf32Precision).
+TEST_F(GateCli, CheckJudgesATf32ImplementationByItsOwnPolicy) {
+  const Stream s = props::make_stream(props::Family::gaussian, Dims{1, 70, 2, 32, 32}, 6);
+  const Options opt = preset_options(Preset::vla_v3);
+  write_case(s, opt, gate::chunked_production(impl::ChunkedKind::tf32, impl::Device::cpu), "in.safetensors", "cand.safetensors");
+  const std::string base = "check --input " + path("in.safetensors") + " --candidate " + path("cand.safetensors") + " --preset vla-v3";
+  const auto own = run_vla(base + " --dtype tf32");
+  EXPECT_EQ(own.code, 0) << own.output;
+  const auto wrong = run_vla(base + " --dtype fp32");
+  EXPECT_EQ(wrong.code, 1) << wrong.output;
+}
+
 TEST_F(GateCli, GateQuickWritesReportsAndRefusesToOverwrite) {
   const std::string files = " --junit " + path("j.xml") + " --json " + path("r.json") + " --md " + path("r.md");
   auto r = run_vla("gate --quick --device cpu --fuzz-cases 20" + files);
