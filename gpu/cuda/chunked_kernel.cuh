@@ -81,9 +81,12 @@ struct Traits {
                 "tile shapes");
 };
 
-// Rounds to bf16 exactly as the host twin does (core::round_bf16, RNE).
-__device__ __forceinline__ std::uint32_t bf16_bits(float x) { return core::bf16_bits_rne(x); }
-__device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
+// Rounds two floats to bf16 with round to nearest even, as the host twin does
+// (core::round_bf16), in one instruction (cvt.rn.bf16x2.f32); lo in the low half.
+__device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const std::uint32_t*>(&h);
+}
 
 // Rounds to tf32 as the tensor cores' conversion does (twin: gpu::round_tf32).
 __device__ __forceinline__ float to_tf32(float x) {
@@ -115,16 +118,17 @@ struct TriuEpi {
 };
 
 // A product operand: the M x K (or K x N) matrix x with leading dimension ld, or
-// with T the transpose of the stored matrix; `div`, if set, divides column k of
-// the operand by div[k] before rounding (Z D^{-1}).
-template <bool T>
+// with T the transpose of the stored matrix; with DIV, column k of the operand
+// is divided by div[k] before rounding (Z D^{-1}).
+template <bool T, bool DIV = false>
 struct Opnd {
   const float* x;
   int ld;
   const float* div = nullptr;
   __device__ __forceinline__ float at(int i, int k) const {
     const float v = T ? x[k * ld + i] : x[i * ld + k];
-    return div ? v / div[k] : v;
+    if constexpr (DIV) return v / div[k];
+    return v;
   }
 };
 
@@ -153,8 +157,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 // inner dimension, in 16 x 16 tiles dealt round-robin to warps [0, nw) starting
 // at `slot` (advanced by the tile count, so that the products of one phase
 // share the warps out). No barrier: the phase's caller synchronises.
-template <class Tr, int M, int N, int K, Acc MODE, bool TA, bool TB, class Epi = NoEpi>
-__device__ void product(float* out, int ldo, Opnd<TA> a, Opnd<TB> b, int& slot, int warp, int nw, Epi epi = {}) {
+template <class Tr, int M, int N, int K, Acc MODE, class OA, class OB, class Epi = NoEpi>
+__device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, int nw, Epi epi = {}) {
   constexpr int TM = M / 16, TN = N / 16, NTILES = TM * TN;
   const int lane = threadIdx.x % 32;
   int first = (warp - slot) % nw;
@@ -476,10 +480,10 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
 
     // Gate. P = A U, G = U^T P (C1).
     int slot = 0;
-    product<Tr, D, C, D, SET, false, false>(P, LDC, N_{A, LDD}, N_{Uop, LDC}, slot, warp, NW);
+    product<Tr, D, C, D, SET>(P, LDC, N_{A, LDD}, N_{Uop, LDC}, slot, warp, NW);
     __syncthreads();
     slot = 0;
-    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{Uop, LDC}, N_{P, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET>(C1, LDC, T_{Uop, LDC}, N_{P, LDC}, slot, warp, NW);
     // Ratio denominators n_t . phi(q_t) (N is free afterwards: S Ah goes there).
     if (p.ratio) col_dots<Tr, D>(N, Q, col2, len);
     __syncthreads();
@@ -488,8 +492,8 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
       ldl_warp<Tr>(C1, piv, len, p.delta_floor);
     } else {
       slot = 0;
-      product<Tr, D, C, D, SET, false, false>(W, LDC, N_{A, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
-      product<Tr, D, C, D, SUB, false, false>(V, LDC, N_{S, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
+      product<Tr, D, C, D, SET>(W, LDC, N_{A, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
+      product<Tr, D, C, D, SUB>(V, LDC, N_{S, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
       float s2 = 0.0f;
       for (int e = tid - 32; e < D * D; e += NT - 32) {
         const float x = S[(e / D) * LDD + e % D];
@@ -503,12 +507,12 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     unit_upper_solve<Tr>(P, C1, len);
     // Y = triu(D^{-1} Z^T K) (C2).
     slot = 0;
-    product<Tr, C, C, D, SET, true, false>(C2, LDC, T_{P, LDC}, N_{K, LDC}, slot, warp, NW, TriuDivEpi{piv});
+    product<Tr, C, C, D, SET>(C2, LDC, T_{P, LDC}, N_{K, LDC}, slot, warp, NW, TriuDivEpi{piv});
     __syncthreads();
     // W = A K - Z Y; A_{c+1} = A_c - (Z D^{-1}) Z^T.
     slot = 0;
-    product<Tr, D, C, C, SUB, false, false>(W, LDC, N_{P, LDC}, N_{C2, LDC}, slot, warp, NW);
-    product<Tr, D, D, C, SUB, false, true>(A, LDD, N_{P, LDC, piv}, T_{P, LDC}, slot, warp, NW);
+    product<Tr, D, C, C, SUB>(W, LDC, N_{P, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, D, D, C, SUB>(A, LDD, Opnd<false, true>{P, LDC, piv}, T_{P, LDC}, slot, warp, NW);
     __syncthreads();
     if (ridge) {
       for (int j = tid; j < D; j += NT) {
@@ -528,11 +532,11 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     // State. T = I + strict_upper(Ah^T K) (C1), triu(Ah^T Q) (C2), S Q (P),
     // S Ah (N), Ah^T Ah (C3).
     slot = 0;
-    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{W, LDC}, N_{K, LDC}, slot, warp, NW);
-    product<Tr, C, C, D, SET, true, false>(C2, LDC, T_{W, LDC}, N_{Q, LDC}, slot, warp, NW, TriuEpi{});
-    product<Tr, D, C, D, SET, false, false>(P, LDC, N_{S, LDD}, N_{Q, LDC}, slot, warp, NW);
-    product<Tr, D, C, D, SET, false, false>(N, LDC, N_{S, LDD}, N_{W, LDC}, slot, warp, NW);
-    product<Tr, C, C, D, SET, true, false>(C3, LDC, T_{W, LDC}, N_{W, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET>(C1, LDC, T_{W, LDC}, N_{K, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET>(C2, LDC, T_{W, LDC}, N_{Q, LDC}, slot, warp, NW, TriuEpi{});
+    product<Tr, D, C, D, SET>(P, LDC, N_{S, LDD}, N_{Q, LDC}, slot, warp, NW);
+    product<Tr, D, C, D, SET>(N, LDC, N_{S, LDD}, N_{W, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET>(C3, LDC, T_{W, LDC}, N_{W, LDC}, slot, warp, NW);
     __syncthreads();
     // R T = V - S K (R in V).
     unit_upper_solve<Tr>(V, C1, len);
@@ -540,9 +544,9 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     // r_t . (S_c a^_t).
     col_dots<Tr, D>(V, N, col, len);
     slot = 0;
-    product<Tr, D, C, C, ADD, false, false>(P, LDC, N_{V, LDC}, N_{C2, LDC}, slot, warp, NW);
-    product<Tr, C, C, D, SET, true, false>(C1, LDC, T_{V, LDC}, N_{V, LDC}, slot, warp, NW);
-    product<Tr, D, D, C, ADD, false, true>(S, LDD, N_{V, LDC}, T_{W, LDC}, slot, warp, NW);
+    product<Tr, D, C, C, ADD>(P, LDC, N_{V, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, C, C, D, SET>(C1, LDC, T_{V, LDC}, N_{V, LDC}, slot, warp, NW);
+    product<Tr, D, D, C, ADD>(S, LDD, N_{V, LDC}, T_{W, LDC}, slot, warp, NW);
     __syncthreads();
     // ||S_t||_F^2 = ||S_c||^2 + prefix sums of the increments.
     if (tid < len) {
