@@ -8,19 +8,22 @@
 // solves in float, and the element-wise steps (feature map, normalisations,
 // readout) in float.
 //
-// Kernel v4 (speed; the maths and the operands' rounding points of v2):
+// Kernel v6 (speed; the maths and the operands' rounding points of v2;
+// docs/CHUNKED.md, section 7):
 // * a product is a set of 16 x 16 output tiles, one warp each; a warp loads its
 //   operands' fragments straight from the float matrices in the layout they are
-//   stored in (a transposed operand is read transposed), rounds them to bf16 or
-//   tf32 in registers and runs mma.sync: no staging copy and no barrier inside a
+//   stored in (a transposed operand is read transposed), rounds them to bf16
+//   (cvt.rn.bf16x2.f32) or tf32 (cvt.rna.tf32.f32) in registers and runs
+//   mma.sync: no staging copy and no barrier inside a
 //   product. Independent products share one phase and one barrier; masks and
 //   the pivot scalings are applied to the fragments or the accumulators;
 // * the L D L^T runs in one warp, in registers (no block barrier per column),
 //   while the other warps compute A K, V - S K and ||S_c||^2;
 // * the triangular solves keep each row in the registers of NT / D lanes and
 //   broadcast x_i by shuffle (no barrier per column);
-// * where shared memory allows, the next chunk's inputs are fetched by cp.async
-//   while this chunk computes.
+// * with one wave of blocks, the next chunk's inputs are fetched by cp.async
+//   while this chunk computes; with several waves at C = 32 and u = k, two
+//   blocks per SM (Traits::smem_bytes, chunked_dispatch.cuh).
 //
 // Shared-memory matrices are float, row-major with a padded leading dimension.
 #pragma once
