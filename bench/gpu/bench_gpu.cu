@@ -1,7 +1,8 @@
 // Times the fused kernels on the GPU: CUDA events around each launch after a
 // warm-up launch, median of the repeats, inputs drawn uniformly from [-1, 1]
 // (never all zero). Prints a Markdown table and writes CSV rows.
-//   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S]
+//   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S] [--bh BxH,..] [--t T,..] [--d D,..]
+// (--bh, --t, --d replace the default shape lists, e.g. --bh 1x16,1x128 --t 16384 --d 64,128)
 // Shapes: B*H in {16, 128, 1024} (B, H = 1x16, 1x128, 8x128), T in {4096,
 // 16384, 65536}, D in {32, 64, 128}, the three precisions; a shape is skipped
 // (and the table says why) when its buffers exceed --max-gib or its predicted
@@ -91,14 +92,57 @@ double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
 // from z: every step of the paper preset benchmarked here.)
 double flops_per_head_step(int D) { return 6.0 * 2.0 * D * D; }
 
+// "a,b,c" -> {a, b, c}; "1x16,8x128" -> {{1, 16}, {8, 128}}; empty on a malformed list.
+std::vector<int> parse_ints(const char* s) {
+  std::vector<int> out;
+  for (const char* q = s; *q;) {
+    char* end = nullptr;
+    const long x = std::strtol(q, &end, 10);
+    if (end == q || x < 1 || x > (1 << 30)) return {};
+    out.push_back(static_cast<int>(x));
+    q = *end == ',' ? end + 1 : end;
+    if (*end != ',' && *end != '\0') return {};
+  }
+  return out;
+}
+std::vector<std::pair<int, int>> parse_bh(const char* s) {
+  std::vector<std::pair<int, int>> out;
+  for (const char* q = s; *q;) {
+    char* end = nullptr;
+    const long b = std::strtol(q, &end, 10);
+    if (end == q || *end != 'x' || b < 1) return {};
+    q = end + 1;
+    const long h = std::strtol(q, &end, 10);
+    if (end == q || h < 1 || (*end != ',' && *end != '\0')) return {};
+    out.push_back({static_cast<int>(b), static_cast<int>(h)});
+    q = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
   bool quick = false;
   double max_gib = 100, max_seconds = 12;
+  std::vector<std::pair<int, int>> bh_arg;
+  std::vector<int> t_arg, d_arg;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--bh") && i + 1 < argc) {
+      if ((bh_arg = parse_bh(argv[++i])).empty()) {
+        std::fprintf(stderr, "bench_gpu: --bh wants BxH[,BxH..] with positive integers, got '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if ((!std::strcmp(argv[i], "--t") || !std::strcmp(argv[i], "--d")) && i + 1 < argc) {
+      auto& dst = argv[i][2] == 't' ? t_arg : d_arg;
+      if ((dst = parse_ints(argv[i + 1])).empty()) {
+        std::fprintf(stderr, "bench_gpu: %s wants a list of positive integers, got '%s'\n", argv[i], argv[i + 1]);
+        return 2;
+      }
+      ++i;
+    }
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--max-gib") && i + 1 < argc) max_gib = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc) max_seconds = std::atof(argv[++i]);
@@ -133,10 +177,13 @@ int main(int argc, char** argv) {
     }
     if (csv) std::fprintf(csv, "B,H,T,D,kind,median_ms,us_per_step,tokens_per_s,gflops,reps,note\n");
 
-    const std::vector<std::pair<int, int>> bhs = quick ? std::vector<std::pair<int, int>>{{1, 16}}
-                                                       : std::vector<std::pair<int, int>>{{1, 16}, {1, 128}, {8, 128}};
-    const std::vector<int> Ts = quick ? std::vector<int>{4096} : std::vector<int>{4096, 16384, 65536};
-    const std::vector<int> Ds = quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128};
+    std::vector<std::pair<int, int>> bhs = quick ? std::vector<std::pair<int, int>>{{1, 16}}
+                                                 : std::vector<std::pair<int, int>>{{1, 16}, {1, 128}, {8, 128}};
+    std::vector<int> Ts = quick ? std::vector<int>{4096} : std::vector<int>{4096, 16384, 65536};
+    std::vector<int> Ds = quick ? std::vector<int>{64} : std::vector<int>{32, 64, 128};
+    if (!bh_arg.empty()) bhs = bh_arg;
+    if (!t_arg.empty()) Ts = t_arg;
+    if (!d_arg.empty()) Ds = d_arg;
     std::map<std::tuple<int, int, int, int>, double> ms_at;  // (BH, T, D, kind) -> ms
 
     std::printf("\n| B | H | T | D | kernel | median ms | us/step | tokens/s | GFLOP/s | reps |\n");

@@ -71,24 +71,26 @@ template <bool Scatter>
 __global__ void k_rows(Result* r) {
   constexpr int G = 16, R = 4;
   const int c = threadIdx.x % G;
-  float x[R];
-  for (int i = 0; i < R; ++i) x[i] = threadIdx.x * 1e-3f + i;
+  float x[1][R];
+  for (int i = 0; i < R; ++i) x[0][i] = threadIdx.x * 1e-3f + i;
   const long long t0 = clock64();
 #pragma unroll 1
   for (int i = 0; i < kN / 4; ++i) {
     float y;
     if constexpr (Scatter) {
-      y = vla::gpu::detail::group_reduce_scatter<G, R>(x, c);
+      float out[1];
+      vla::gpu::detail::group_reduce_scatter<G, R, 1>(x, c, out);
+      y = out[0];
     } else {
       y = 0.0f;
 #pragma unroll
-      for (int k = 0; k < R; ++k) y = y + vla::gpu::detail::group_sum<G>(x[k]);
+      for (int k = 0; k < R; ++k) y = y + vla::gpu::detail::group_sum<G>(x[0][k]);
     }
 #pragma unroll
-    for (int k = 0; k < R; ++k) x[k] = y * 0.0625f;
+    for (int k = 0; k < R; ++k) x[0][k] = y * 0.0625f;
   }
   const long long t1 = clock64();
-  if (threadIdx.x == 0) *r = {(t1 - t0) * 4, x[0]};
+  if (threadIdx.x == 0) *r = {(t1 - t0) * 4, x[0][0]};
 }
 
 // One cluster-wide exchange: every block writes a value into the next block's

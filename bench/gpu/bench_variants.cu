@@ -53,7 +53,7 @@ double median_ms(int B, int H, int T) {
   for (int r = 0; r < 6; ++r) {
     VLA_CUDA_CHECK(cudaEventRecord(a));
     gpu::detail::ensure_smem_limit<Tr, gpu::PrecFp32>();
-    gpu::detail::vla_fused_kernel<Tr, gpu::PrecFp32><<<B * H, Tr::NT, gpu::detail::smem_bytes<Tr, gpu::PrecFp32>()>>>(p);
+    gpu::detail::vla_fused_kernel<Tr, gpu::PrecFp32><<<B * H, gpu::detail::block_threads<Tr>(), gpu::detail::smem_bytes<Tr, gpu::PrecFp32>()>>>(p);
     VLA_CUDA_CHECK(cudaGetLastError());
     VLA_CUDA_CHECK(cudaEventRecord(b));
     VLA_CUDA_CHECK(cudaEventSynchronize(b));
@@ -69,14 +69,14 @@ double median_ms(int B, int H, int T) {
   return ms[ms.size() / 2];
 }
 
-template <int D, int NT, int G>
+template <int D, int NT, int G, bool SPLIT = true>
 void row() {
-  using Tr = gpu::FusedTraitsBase<D, NT, G>;
+  using Tr = gpu::FusedTraitsBase<D, NT, G, SPLIT>;
   cudaFuncAttributes attr{};
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, gpu::detail::vla_fused_kernel<Tr, gpu::PrecFp32>));
   const double lat = median_ms<Tr>(1, 16, 16384) * 1e3 / 16384;
   const double thr = median_ms<Tr>(8, 128, 2048);
-  std::printf("| %3d | %4d | %2d | %2d | %2d | %3d | %5d | %.4f | %.3f | %.3g |\n", D, NT, G, Tr::CW, Tr::R, attr.numRegs,
+  std::printf("| %3d | %4d | %s | %2d | %2d | %2d | %3d | %5d | %.4f | %.3f | %.3g |\n", D, NT, SPLIT ? "yes" : "no", G, Tr::CW, Tr::R, attr.numRegs,
               int(attr.localSizeBytes), lat, thr, 1024.0 * 2048 / (thr / 1e3));
   std::fflush(stdout);
 }
@@ -85,24 +85,21 @@ void row() {
 
 int main() {
   try {
-    std::printf("| D | threads | G | CW | R | regs | local B | us/step B=1,H=16,T=16384 | ms B=8,H=128,T=2048 | tokens/s |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    row<32, 32, 4>();
-    row<32, 64, 4>();
+    // Kernel v4 splits the sides: NT threads hold A and NT hold S (block 2 NT);
+    // unsplit (split = no), NT threads hold both (kernel v3's layout).
+    std::printf("| D | threads per side | split | G | CW | R | regs | local B | us/step B=1,H=16,T=16384 | ms B=8,H=128,T=2048 | tokens/s |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     row<32, 64, 8>();
     row<32, 128, 8>();
-    row<32, 256, 8>();
-    row<64, 64, 4>();
-    row<64, 128, 4>();
-    row<64, 64, 8>();
+    row<32, 128, 4>();
+    row<32, 128, 8, false>();
     row<64, 128, 8>();
+    row<64, 128, 16>();
+    row<64, 256, 8>();
     row<64, 256, 16>();
-    row<64, 512, 16>();
-    row<128, 128, 4>();
-    row<128, 256, 8>();
-    row<128, 512, 8>();
+    row<64, 256, 16, false>();
     row<128, 256, 16>();
-    row<128, 512, 16>();
+    row<128, 256, 16, false>();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_variants: %s\n", e.what());
     return 1;

@@ -2,7 +2,7 @@
 """Assembles the GPU report (Markdown) from the logs of scripts/gpu_report.sh.
 
 usage: make_report.py LOGDIR OUT.md
-LOGDIR holds env.txt, build.log, test_full.log, memcheck.log, racecheck.log,
+LOGDIR holds env.txt (and env_previous.txt when the logs of an earlier run were merged in), build.log, test_full.log, memcheck.log, racecheck.log,
 initcheck.log, bench.log, bench.csv, torch.csv, script.sh (any may be missing:
 the report says so).
 """
@@ -68,6 +68,11 @@ def main():
     s.append("Made by `scripts/gpu_report.sh` (reproduce: run it on a machine with an H200, nvcc and PyTorch; "
              "it writes this file). Environment as read on the machine:\n")
     s.append(block(env))
+    prev = read(d, "env_previous.txt")
+    if prev is not None:
+        s.append("The report is split over two runs of the same kernel source (the sha256 lines agree); the stages "
+                 "not run above come from this earlier run:\n")
+        s.append(block(prev))
     s.append("## CUDA tests (kernel vs CPU twin vs double reference, error model)\n")
     t = read(d, "test_full.log")
     summary = re.findall(r"^(PASSED|FAILED): .*$", t or "", re.M)

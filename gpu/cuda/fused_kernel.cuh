@@ -5,27 +5,40 @@
 // reproduces on the host. Build with --fmad=false: the only FMAs are the
 // explicit vfma calls.
 //
+// Two sides (kernel v4, reports/gpu/FLOOR.md). The block has 2 NT threads: the
+// A side (threads 0 .. NT-1) holds A, the S side (NT .. 2 NT-1) holds S, each in
+// the traits' layout (row groups of G lanes, R rows x CW columns per thread).
+// They meet only at z = A_{t-1} u, which the A side publishes before the step's
+// barrier; every other exchange stays inside a warp. Each scheduler gets twice
+// the warps, each with about half of a step's instructions. Where the traits
+// do not split (D = 128: 64 floats of state per thread would not fit beside the
+// rest in the 128 registers of a 512-thread block), NT threads hold both and
+// run both sides' parts in turn (the `sides` helper).
+//
 // Features. Everything that depends on the inputs alone (phi(k), k^, u, phi(q),
 // n_t and the ratio denominator n_t . phi(q_t)) is computed once per chunk of
 // kChunk steps by the whole block, each row group taking different steps, and
-// kept in shared memory. (Computed per step instead, every row group would
-// repeat it: measured, that was ~40% of the instructions of a step.)
+// kept in shared memory.
 //
 // One step t, one block-wide barrier (B) where the gate can be taken from z
 // (core::gate_from_z_exact: u = k^, no ridge this step, delta unfloored):
-//   before B  one pass over this thread's rows of A_{t-1} and S_{t-1}:
-//             z = A u and S k^ (row sums by reduce-scatter: each lane ends with
-//             one row), published by rows with r = v - S k^; off the chain, the
-//             readout of step t-1 (o, partials of ||S_{t-1}||_F^2)
-//   after B   z's column segment; delta = 1 + u.z and ||z||^2 in one pair of
-//             shuffle trees; g = z (1 / delta); A update (+ ridge); a = z (1 / ||z||)
-//             (or g when the gate is not normalised); S update (quotients by one
-//             reciprocal: TwinPolicy::divide_all)
+//   before B  A side: z = A u (row sums by reduce-scatter: each lane ends with one
+//             row), published by rows; the rows of its own group by shuffles.
+//             S side: S k^ and, for the readout of step t-1, S phi(q) and the row
+//             norms of S, their three reduce-scatters interleaved; r = v - S k^
+//             by shuffles; y = S phi(q) and the row norms to shared memory
+//   after B   both: z's column segment, delta = 1 + u.z by the group tree.
+//             A side: g = z (1 / delta), the A update (+ ridge).
+//             S side: ||z||^2 by the same tree, a = z (1 / ||z||) (or g when the
+//             gate is not normalised), the S update.
 // Elsewhere (ridge steps, floored delta, u given or unit-scaled) the gate is
-// w = A_t k^: one more product, exchange and barrier. z and r are double-buffered
-// by step parity, so the next step's publication cannot overwrite them early.
+// w = A_t k^: the A side takes one more product and publishes it, one more barrier.
+// Outputs off the chain. o_t = y_t / den_t and ||S_t||_F (the row norms summed
+// in TwinPolicy::sum's order) are written a chunk at a time, two chunks behind
+// (coalesced stores, the divisions spread over the block), and at the end.
 // Inputs travel global -> shared memory by cp.async into a ring of 2 kChunk
-// steps, a chunk ahead of the features that read them.
+// steps, a chunk ahead of the features that read them; each copying thread's
+// source and slot offset are fixed, computed once.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -44,38 +57,79 @@ namespace vla::gpu::detail {
 
 constexpr int kChunk = 16;         // steps per feature chunk
 constexpr int kRing = 2 * kChunk;   // raw input ring (steps)
+static_assert((kChunk & (kChunk - 1)) == 0, "slots and parities by masks");
 
-// Sum over the G lanes of a row group by the xor butterfly (offsets G/2 .. 1).
-template <int G>
-__device__ __forceinline__ float group_sum(float x) {
-#pragma unroll
-  for (int m = G / 2; m >= 1; m /= 2) x = x + __shfl_xor_sync(0xffffffffu, x, m);
-  return x;
+// Threads per block: the A side and the S side, NT each (one set of NT holding
+// both where the traits do not split them).
+template <class Tr>
+__host__ __device__ constexpr int block_threads() {
+  return Tr::SPLIT ? 2 * Tr::NT : Tr::NT;
 }
 
-// Row sums over the G lanes of a group, scattered: x[i] is this lane's partial
-// of row i (i < R); the lane returns the full sum of row c / (G / R). Each level
-// halves the rows a lane carries: lanes with bit M of c set keep the upper half
-// and send the lower one to their partner c ^ M. Every sum pairs the same lanes
-// as group_sum's butterfly, so a row's value is bit for bit group_sum's; it
-// costs R - 1 + log2(G) shuffles for the R rows instead of R log2(G).
-template <int G, int R>
-__device__ __forceinline__ float group_reduce_scatter(const float (&x)[R], int c) {
+// NV sums over the G lanes of a row group by the xor butterfly (offsets G/2 ..
+// 1), their levels interleaved; each is bit for bit the single butterfly.
+template <int G, int NV>
+__device__ __forceinline__ void group_sums(float (&x)[NV]) {
+#pragma unroll
+  for (int m = G / 2; m >= 1; m /= 2)
+#pragma unroll
+    for (int v = 0; v < NV; ++v) x[v] = x[v] + __shfl_xor_sync(0xffffffffu, x[v], m);
+}
+
+template <int G>
+__device__ __forceinline__ float group_sum(float x) {
+  float y[1] = {x};
+  group_sums<G, 1>(y);
+  return y[0];
+}
+
+// Row sums over the G lanes of a group, scattered, for NV vectors at once: x[v][i]
+// is this lane's partial of row i (i < R) of vector v; out[v] is the full sum of
+// row c / (G / R). Each level halves the rows a lane carries: lanes with bit M of
+// c set keep the upper half and send the lower one to their partner c ^ M. Every
+// sum pairs the same lanes as group_sum's butterfly, so a row's value is bit for
+// bit group_sum's; it costs R - 1 + log2(G) shuffles per vector instead of
+// R log2(G), and the NV vectors' levels overlap.
+template <int G, int R, int NV>
+__device__ __forceinline__ void group_reduce_scatter(const float (&x)[NV][R], int c, float (&out)[NV]) {
   static_assert(R >= 1 && R <= G && (R & (R - 1)) == 0, "R: a power of two, at most G");
   if constexpr (R == 1) {
-    return group_sum<G>(x[0]);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) out[v] = x[v][0];
+    group_sums<G, NV>(out);
   } else {
     constexpr int H = R / 2, M = G / 2;
     const bool upper = (c & M) != 0;
-    float y[H];
+    float y[NV][H];
 #pragma unroll
-    for (int i = 0; i < H; ++i) {
-      const float send = upper ? x[i] : x[i + H];
-      const float keep = upper ? x[i + H] : x[i];
-      y[i] = keep + __shfl_xor_sync(0xffffffffu, send, M);
-    }
-    return group_reduce_scatter<M, H>(y, c);
+    for (int i = 0; i < H; ++i)
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const float send = upper ? x[v][i] : x[v][i + H];
+        const float keep = upper ? x[v][i + H] : x[v][i];
+        y[v][i] = keep + __shfl_xor_sync(0xffffffffu, send, M);
+      }
+    group_reduce_scatter<M, H, NV>(y, c, out);
   }
+}
+
+// After a reduce-scatter, lane k (G / R) of each group holds row k of the group:
+// the R rows of this lane's group, copied by shuffles (exact).
+template <int G, int R>
+__device__ __forceinline__ void group_rows(float x, float (&out)[R]) {
+#pragma unroll
+  for (int k = 0; k < R; ++k) out[k] = __shfl_sync(0xffffffffu, x, k * (G / R), G);
+}
+
+// TwinPolicy's tree_sum in registers: x[k] absorbs x[k + m] for m = N/2, .., 1.
+template <int N>
+__device__ __forceinline__ float pairwise_sum(float (&x)[N]) {
+  if constexpr (N > 1) {
+#pragma unroll
+    for (int k = 0; k < N / 2; ++k) x[k] = x[k] + x[k + N / 2];
+    return pairwise_sum<N / 2>(reinterpret_cast<float(&)[N / 2]>(x));
+  }
+  return x[0];
 }
 
 // This lane's partials of M_r . x for its R rows (R independent FMA chains).
@@ -90,13 +144,19 @@ __device__ __forceinline__ void row_partials(const float (&M)[Tr::R][Tr::CW], co
   }
 }
 
+// This lane's segment of a.b: CW sequential FMAs from zero (the group tree follows).
+template <int CW>
+__device__ __forceinline__ float seg_partial(const float (&a)[CW], const float (&b)[CW]) {
+  float acc = 0.0f;
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) acc = core::vfma(a[jj], b[jj], acc);
+  return acc;
+}
+
 // a.b over D columns: this lane's CW-segment by sequential FMAs, then the group tree.
 template <class Tr>
 __device__ __forceinline__ float seg_dot(const float (&a)[Tr::CW], const float (&b)[Tr::CW]) {
-  float acc = 0.0f;
-#pragma unroll
-  for (int jj = 0; jj < Tr::CW; ++jj) acc = core::vfma(a[jj], b[jj], acc);
-  return group_sum<Tr::G>(acc);
+  return group_sum<Tr::G>(seg_partial<Tr::CW>(a, b));
 }
 
 // CW consecutive floats from shared memory (16-byte loads).
@@ -109,21 +169,6 @@ __device__ __forceinline__ void load_floats(const float* p, float (&out)[CW]) {
     out[j + 1] = x.y;
     out[j + 2] = x.z;
     out[j + 3] = x.w;
-  }
-}
-
-// N consecutive floats from shared memory, N = 1, 2 or a multiple of 4 (aligned).
-template <int N>
-__device__ __forceinline__ void load_small(const float* p, float (&out)[N]) {
-  if constexpr (N % 4 == 0) {
-    load_floats<N>(p, out);
-  } else if constexpr (N == 2) {
-    const float2 x = *reinterpret_cast<const float2*>(p);
-    out[0] = x.x;
-    out[1] = x.y;
-  } else {
-    static_assert(N == 1, "N: 1, 2 or a multiple of 4");
-    out[0] = p[0];
   }
 }
 
@@ -148,78 +193,134 @@ template <class Tr, class Prec>
 struct FusedSmem {
   using In = typename Prec::In;
   alignas(16) In ring[kRing][4][Tr::D];    // raw q, k, v, u of step t in slot t % kRing
-  alignas(16) float kh[2][kChunk][Tr::D];  // features of a chunk, by chunk parity
-  alignas(16) float u[2][kChunk][Tr::D];
-  alignas(16) float phiq[2][kChunk][Tr::D];
+  // Per-step vectors of two chunks, step t in slot t % kRing (the chunk's parity
+  // and its step in the chunk):
+  alignas(16) float kh[kRing][Tr::D];      // features, written a chunk ahead
+  alignas(16) float u[kRing][Tr::D];
+  alignas(16) float phiq[kRing][Tr::D];
+  alignas(16) float y[kRing][Tr::D];       // S_t phi(q_t) by rows (o before the ratio)
+  alignas(16) float fr[kRing][Tr::D];      // ||row i of S_t||^2
   alignas(16) float scan[kChunk][Tr::D];   // a chunk's phi(k_t), then n_t
   alignas(16) float z[2][Tr::D];           // z = A_{t-1} u_t by rows, by step parity
-  alignas(16) float r[2][Tr::D];           // r = v_t - S_{t-1} k^_t by rows, by step parity
   alignas(16) float w[Tr::D];              // w = A_t k^_t by rows (where the gate needs it)
   float den[2][kChunk];                    // ratio denominators, by chunk parity
-  float frob[2][Tr::NW];                   // per-warp partials of ||S_t||_F^2, by step parity
+  float frw[2][kChunk][Tr::NW];            // per-warp partials of ||S_t||_F^2, by chunk parity
 };
 
 template <class Tr, class Prec>
-__global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_constant__ FusedParams p) {
+__global__ void __launch_bounds__(block_threads<Tr>(), 1) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
-  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NW = Tr::NW, GROUPS = Tr::GROUPS;
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NW = Tr::NW;
+  constexpr int BLOCK = block_threads<Tr>(), FGROUPS = BLOCK / G;  // row groups of the whole block (features)
   constexpr int kElemsPer16B = 16 / static_cast<int>(sizeof(In));
   constexpr int kChunksPerVec = D / kElemsPer16B;
+  static_assert(BLOCK >= 4 * kChunksPerVec, "one 16-byte copy per thread and step at most");
   extern __shared__ __align__(16) unsigned char vla_smem[];
   auto& sm = *reinterpret_cast<FusedSmem<Tr, Prec>*>(vla_smem);
 
   const int tid = threadIdx.x;
-  const int c = tid % G;   // lane in the row group: owns columns c*CW ..
-  const int gi = tid / G;  // row group: owns rows gi*R ..
-  const int lane = tid % 32, warp = tid / 32;
+  const bool s_side = Tr::SPLIT && tid >= NT;  // warp-uniform: NT is a multiple of 32
+  const bool doA = !s_side, doS = !Tr::SPLIT || s_side;  // this thread's matrices
+  const int lt = tid - (s_side ? NT : 0);
+  const int c = lt % G;   // lane in the row group: owns columns c*CW ..
+  const int gi = lt / G;  // row group of the side: owns rows gi*R ..
+  const int fgi = tid / G;  // row group of the block (features)
   const int b = blockIdx.x / p.H, h = blockIdx.x % p.H;
   const int T = p.T;
   const std::size_t stride = std::size_t(p.H) * D;              // elements between steps
   const std::size_t base = (std::size_t(b) * T * p.H + h) * D;  // element (b, 0, h, 0)
-  const In* const q_in = static_cast<const In*>(p.q) + base;
-  const In* const k_in = static_cast<const In*>(p.k) + base;
-  const In* const v_in = static_cast<const In*>(p.v) + base;
-  const In* const u_in = static_cast<const In*>(p.u) + base;
   const int nvec = p.u != nullptr ? 4 : 3;
 
-  // Starts the copies of step t's inputs into its ring slot; always commits a
-  // group (empty past T) so that group counting stays uniform.
+  // This thread's input copy (at most one 16-byte piece per step): its source
+  // at step 0 and its offset in a ring slot, fixed for the whole run.
+  const bool copies = tid < nvec * kChunksPerVec;
+  const int cvec = tid / kChunksPerVec, cpart = tid % kChunksPerVec;
+  const void* const copy_vec = cvec == 0 ? p.q : cvec == 1 ? p.k : cvec == 2 ? p.v : p.u;  // no array: no local memory
+  const In* copy_src = copies ? static_cast<const In*>(copy_vec) + base + cpart * kElemsPer16B : nullptr;  // step t's, t = 0, 1, ..
+  In* const copy_dst = &sm.ring[0][0][0] + cvec * D + cpart * kElemsPer16B;                                // + slot * 4 D
+  // Starts the copies of step t's inputs into its ring slot (called for t = 0,
+  // 1, 2, .. in order); always commits a group (empty past T) so that group
+  // counting stays uniform.
   auto issue = [&](int t) {
-    if (t < T) {
-      const int slot = t % kRing;
-      for (int ch = tid; ch < nvec * kChunksPerVec; ch += NT) {
-        const int vec = ch / kChunksPerVec, part = ch % kChunksPerVec;
-        const In* src = vec == 0 ? q_in : vec == 1 ? k_in : vec == 2 ? v_in : u_in;  // no array: no local memory
-        __pipeline_memcpy_async(&sm.ring[slot][vec][part * kElemsPer16B], src + std::size_t(t) * stride + part * kElemsPer16B, 16);
-      }
+    if (t < T && copies) {
+      __pipeline_memcpy_async(copy_dst + (t & (kRing - 1)) * (4 * D), copy_src, 16);
+      copy_src += stride;
     }
     __pipeline_commit();
   };
 
-  // State: A = I / lambda0, S = 0 (this thread's rows x column segment); n = 0
-  // (the column segment, used by row group 0 only, which runs the n scan).
-  float A[R][CW], S[R][CW], n[CW];
+  // State: A = I / lambda0, S = 0 (this thread's rows x column segment); split,
+  // MA and MS are one array, A on the A side and S on the S side. n = 0 (the
+  // column segment, used by the block's row group 0 only, which runs the n scan).
+  float M[Tr::SPLIT ? 1 : 2][R][CW], n[CW];
+  auto& MA = M[0];
+  auto& MS = M[Tr::SPLIT ? 0 : 1];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr)
 #pragma unroll
     for (int jj = 0; jj < CW; ++jj) {
-      A[rr][jj] = (gi * R + rr == c * CW + jj) ? p.inv_lambda0 : 0.0f;
-      S[rr][jj] = 0.0f;
+      MA[rr][jj] = (doA && gi * R + rr == c * CW + jj) ? p.inv_lambda0 : 0.0f;
+      if constexpr (!Tr::SPLIT) MS[rr][jj] = 0.0f;
     }
 #pragma unroll
   for (int jj = 0; jj < CW; ++jj) n[jj] = 0.0f;
 
-  // Features of steps t0 .. t0 + ns - 1 (ns <= kChunk). Row group gi takes steps
-  // gi, gi + GROUPS, ...; every lane of a warp runs every pass (the shuffles need
-  // the whole warp), a group past the chunk's end on a copy of step t0, unstored.
-  // Ends with a barrier: the features are visible when it returns (the
-  // denominators after the next barrier).
+  // o and ||S_t||_F of the steps of chunk ck (kChunk steps from ck kChunk, fewer
+  // at the end), from y and fr: rows (o by 16-byte pieces, the row norms' per-warp
+  // trees), then, after a barrier, norms (the warps' partials in warp order, the
+  // square root) by the S side's threads. TwinPolicy::sum is this order.
+  auto flush_rows = [&](int ck) {
+    const int t0 = ck * kChunk, ns = min(kChunk, T - t0), buf = ck & 1, slot0 = t0 & (kRing - 1);
+    for (int i = tid; i < ns * (D / 4); i += BLOCK) {
+      const int s = i / (D / 4), col = (i % (D / 4)) * 4;
+      float y[4];
+      load_floats<4>(&sm.y[slot0 + s][col], y);
+      if (p.ratio) {
+        const float den = sm.den[buf][s];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) y[j] = y[j] / den;
+      }
+      auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t0 + s) * stride + col;
+      if constexpr (Prec::bf16_io) {
+        *reinterpret_cast<uint2*>(o) = make_uint2(Prec::out_bits(y[0]) | (unsigned(Prec::out_bits(y[1])) << 16),
+                                                  Prec::out_bits(y[2]) | (unsigned(Prec::out_bits(y[3])) << 16));
+      } else {
+        *reinterpret_cast<float4*>(o) = make_float4(Prec::out_bits(y[0]), Prec::out_bits(y[1]), Prec::out_bits(y[2]), Prec::out_bits(y[3]));
+      }
+    }
+    constexpr int RPW = 32 * R / G;  // rows per warp (one per span of G / R lanes)
+    for (int i = tid; i < ns * NW; i += BLOCK) {
+      const int s = i / NW, w = i % NW;
+      float x[RPW];
+#pragma unroll
+      for (int k = 0; k < RPW; ++k) x[k] = sm.fr[slot0 + s][w * RPW + k];
+      sm.frw[buf][s][w] = pairwise_sum<RPW>(x);
+    }
+  };
+  auto flush_norms = [&](int ck) {
+    const int t0 = ck * kChunk, ns = min(kChunk, T - t0), buf = ck & 1;
+    const int i = tid - (Tr::SPLIT ? NT : 0);
+    if (i >= 0 && i < ns) {
+      float total = 0.0f;
+#pragma unroll
+      for (int w = 0; w < NW; ++w) total = total + sm.frw[buf][i][w];
+      p.state_norm[(std::size_t(b) * T + t0 + i) * p.H + h] = core::vsqrt(total);
+    }
+  };
+
+  // Features of steps t0 .. t0 + ns - 1 (ns <= kChunk). Block row group fgi takes
+  // steps fgi, fgi + FGROUPS, ...; every lane of a warp runs every pass (the
+  // shuffles need the whole warp), a group past the chunk's end on a copy of step
+  // t0, unstored. Writes the outputs of the chunk two behind first (its buffers
+  // are the ones this chunk's readouts will fill). Ends with a barrier: the
+  // features are visible when it returns (the denominators after the next barrier).
   auto features = [&](int t0) {
-    const int ns = min(kChunk, T - t0), buf = (t0 / kChunk) & 1;
+    const int ns = min(kChunk, T - t0), buf = (t0 / kChunk) & 1, slot0 = t0 & (kRing - 1);
+    if (t0 >= 2 * kChunk) flush_rows(t0 / kChunk - 2);
 #pragma unroll 1
-    for (int s0 = 0; s0 < kChunk; s0 += GROUPS) {
-      const int s = s0 + gi, se = s < ns ? s : 0;
-      const In* slot = &sm.ring[(t0 + se) % kRing][0][0];
+    for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
+      const int s = s0 + fgi, se = s < ns ? s : 0;
+      const In* slot = &sm.ring[(t0 + se) & (kRing - 1)][0][0];
       float x[CW], phik[CW], kh[CW], u[CW], phiq[CW];
       load_inputs<Prec, CW>(slot + 1 * D + c * CW, x);
 #pragma unroll
@@ -249,18 +350,18 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
       if (s < ns) {
 #pragma unroll
         for (int jj = 0; jj < CW; jj += 4) {
-          *reinterpret_cast<float4*>(&sm.kh[buf][s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
-          *reinterpret_cast<float4*>(&sm.u[buf][s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
-          *reinterpret_cast<float4*>(&sm.phiq[buf][s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.kh[slot0 + s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.u[slot0 + s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.phiq[slot0 + s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
           *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(phik[jj], phik[jj + 1], phik[jj + 2], phik[jj + 3]);
         }
       }
     }
     __syncthreads();
+    if (t0 >= 2 * kChunk) flush_norms(t0 / kChunk - 2);
     // n_t = n_{t-1} + phi(k_t), in step order, by the lanes of row group 0; the
-    // loads of NB steps issued together (only the additions are a chain; NB
-    // bounded so that the batch does not push A and S out of registers).
-    if (gi == 0) {
+    // loads of NB steps issued together (only the additions are a chain).
+    if (fgi == 0) {
       constexpr int NB = CW <= 4 ? 4 : 1;
 #pragma unroll 1
       for (int s0 = 0; s0 < ns; s0 += NB) {
@@ -283,11 +384,11 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
     __syncthreads();
     if (p.ratio) {
 #pragma unroll 1
-      for (int s0 = 0; s0 < kChunk; s0 += GROUPS) {
-        const int s = s0 + gi, se = s < ns ? s : 0;
+      for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
+        const int s = s0 + fgi, se = s < ns ? s : 0;
         float nt[CW], phiq[CW];
         load_floats<CW>(&sm.scan[se][c * CW], nt);
-        load_floats<CW>(&sm.phiq[buf][se][c * CW], phiq);
+        load_floats<CW>(&sm.phiq[slot0 + se][c * CW], phiq);
         const float den = core::readout_den(seg_dot<Tr>(nt, phiq), p.den_floor);
         if (s < ns && c == 0) sm.den[buf][s] = den;
       }
@@ -300,175 +401,215 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_kernel(const __grid_const
   const int row = gi * R + c / SPAN;
   const bool owner = c % SPAN == 0;
   const bool u_is_kh = p.u == nullptr && !p.u_unit_scaled;  // u = k^: the gate may come from z
-
-  // Readout of step t with S = S_t: o_t (one row per owner lane), and this warp's
-  // partial of ||S_t||_F^2: the rows' sums, then the warp's rows by the shuffle
-  // tree over lanes 16, 8, .., SPAN apart (TwinPolicy::sum's order).
-  auto readout = [&](int t) {
-    const int buf = (t / kChunk) & 1, s = t % kChunk;
-    float phiq[CW], yp[R], np[R];
-    load_floats<CW>(&sm.phiq[buf][s][c * CW], phiq);
-    row_partials<Tr>(S, phiq, yp);
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      float acc = 0.0f;
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) acc = core::vfma(S[rr][jj], S[rr][jj], acc);
-      np[rr] = acc;
-    }
-    const float y = group_reduce_scatter<G, R>(yp, c);
-    float f = group_reduce_scatter<G, R>(np, c);
-    if (owner) {
-      auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t) * stride + row;
-      *o = Prec::out_bits(p.ratio ? y / sm.den[buf][s] : y);
-    }
-#pragma unroll
-    for (int m = 16; m >= SPAN; m /= 2) f = f + __shfl_xor_sync(0xffffffffu, f, m);
-    if (lane == 0) sm.frob[t & 1][warp] = f;
-  };
-
-  auto finish_norm = [&](int t) {
-    if (tid == 0) {
-      float s = 0.0f;
-#pragma unroll
-      for (int w = 0; w < NW; ++w) s = s + sm.frob[t & 1][w];
-      p.state_norm[(std::size_t(b) * T + t) * p.H + h] = core::vsqrt(s);
-    }
-  };
+  const bool want_zz = doS && u_is_kh && p.normalize_gate;
 
   for (int s = 0; s < kRing - 1; ++s) issue(s);
   __pipeline_wait_prior(kChunk - 1);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
   features(0);
 
-  // k^_t and u_t, loaded one step ahead (after the features of their chunk)
-  // where registers allow (CW <= 4; at D = 128 the 16 floats would spill).
+  // This lane's slices of the per-step buffers (step t: + (t % kRing) D, or 4 D for the ring).
+  const float* const kh_seg = &sm.kh[0][c * CW];
+  const float* const u_seg = u_is_kh ? kh_seg : &sm.u[0][c * CW];
+  const float* const phiq_seg = &sm.phiq[0][c * CW];
+  const In* const v_at = &sm.ring[0][2][row];
+  float* const y_at = &sm.y[0][row];
+  float* const fr_at = &sm.fr[0][row];
+  // k^_t, u_t, phi(q_{t-1}) and v_t (this lane's row), loaded a step ahead where
+  // registers allow (CW <= 4; at D = 128 the floats would spill).
   constexpr bool kAhead = CW <= 4;
-  float kh[CW], u[CW];
-  auto load_keys = [&](int t) {
-    const int buf = (t / kChunk) & 1, st = t % kChunk;
-    load_floats<CW>(&sm.kh[buf][st][c * CW], kh);
-    load_floats<CW>(u_is_kh ? &sm.kh[buf][st][c * CW] : &sm.u[buf][st][c * CW], u);
+  float kh[CW], u[CW], phiq_prev[CW], v_row = 0.0f;
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) phiq_prev[jj] = 0.0f;
+  auto load_step = [&](int t) {
+    const int at = (t & (kRing - 1)) * D;
+    load_floats<CW>(kh_seg + at, kh);
+    load_floats<CW>(u_seg + at, u);
+    if (doS) {
+      v_row = Prec::load(v_at[4 * at]);
+      if (t > 0) load_floats<CW>(phiq_seg + ((t - 1) & (kRing - 1)) * D, phiq_prev);
+    }
   };
-  if constexpr (kAhead) load_keys(0);
+  if constexpr (kAhead) load_step(0);
+
+  // S side: this lane's partials of the readout of S (S phi(q) and the row norms).
+  auto readout_partials = [&](const float (&phiq)[CW], float (&yp)[R], float (&np)[R]) {
+    row_partials<Tr>(MS, phiq, yp);
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) np[rr] = seg_partial<CW>(MS[rr], MS[rr]);
+  };
+
+  // The A side's part of a stage, then the S side's: one or the other where the
+  // sides are split (a warp-uniform branch), both in turn where not.
+  auto sides = [&](auto&& a_part, auto&& s_part) {
+    if constexpr (Tr::SPLIT) {
+      if (s_side) s_part();
+      else a_part();
+    } else {
+      a_part();
+      s_part();
+    }
+  };
 
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
     const int par = t & 1;
-    if constexpr (!kAhead) load_keys(t);
+    if constexpr (!kAhead) load_step(t);
 
-    // Before B: z = A_{t-1} u and r = v - S_{t-1} k^ by rows, published.
-    {
-      float zp[R], sp[R];
-      row_partials<Tr>(A, u, zp);
-      row_partials<Tr>(S, kh, sp);
-      const float z = group_reduce_scatter<G, R>(zp, c);
-      const float sk = group_reduce_scatter<G, R>(sp, c);
-      if (owner) {
-        sm.z[par][row] = z;
-        sm.r[par][row] = Prec::load(sm.ring[t % kRing][2][row]) - sk;
+    // Before B. A side: z = A_{t-1} u by rows, published; the group's rows kept.
+    // S side: r = v - S_{t-1} k^ (the group's rows), and the readout of step t-1.
+    float xr[Tr::SPLIT ? 1 : 2][R];  // z (A) and r (S) of this thread's rows, one array when split
+    auto& zrow = xr[0];
+    auto& rrow = xr[Tr::SPLIT ? 0 : 1];
+    sides([&] {
+      float zp[1][R], z[1];
+      row_partials<Tr>(MA, u, zp[0]);
+      group_reduce_scatter<G, R, 1>(zp, c, z);
+      if (owner) sm.z[par][row] = z[0];
+      group_rows<G, R>(z[0], zrow);
+    }, [&] {
+      float red[3];
+      if constexpr (CW <= 4) {
+        float part[3][R];
+        row_partials<Tr>(MS, kh, part[0]);
+        readout_partials(phiq_prev, part[1], part[2]);
+        group_reduce_scatter<G, R, 3>(part, c, red);
+      } else {  // at D = 128 three interleaved rounds would spill: S k^ first, then the readout's two
+        float one[1][R], two[2][R], r1[1], r2[2];
+        row_partials<Tr>(MS, kh, one[0]);
+        group_reduce_scatter<G, R, 1>(one, c, r1);
+        readout_partials(phiq_prev, two[0], two[1]);
+        group_reduce_scatter<G, R, 2>(two, c, r2);
+        red[0] = r1[0];
+        red[1] = r2[0];
+        red[2] = r2[1];
       }
-    }
-    if (t > 0) readout(t - 1);
-    __syncthreads();  // B: z and r visible to all
+      group_rows<G, R>(v_row - red[0], rrow);
+      if (t > 0 && owner) {
+        const int at = ((t - 1) & (kRing - 1)) * D;
+        y_at[at] = red[1];
+        fr_at[at] = red[2];
+      }
+    });
+    __syncthreads();  // B: z visible to all
 
-    if (t > 0) finish_norm(t - 1);
-    float zc[CW], zr[R], r[R];
+    float zc[CW];
     load_floats<CW>(&sm.z[par][c * CW], zc);
-    load_small<R>(&sm.z[par][gi * R], zr);
-    load_small<R>(&sm.r[par][gi * R], r);
-    // delta = 1 + u.z and, where the gate may come from z, ||z||^2: two dots in
-    // the twin's order (lane segments, then the group tree), their trees interleaved.
-    const bool want_zz = u_is_kh && p.normalize_gate;
-    float dz = 0.0f, zz = 0.0f;
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) dz = core::vfma(u[jj], zc[jj], dz);
-    if (want_zz) {
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) zz = core::vfma(zc[jj], zc[jj], zz);
-    }
-#pragma unroll
-    for (int m = G / 2; m >= 1; m /= 2) {
-      dz = dz + __shfl_xor_sync(0xffffffffu, dz, m);
-      zz = zz + __shfl_xor_sync(0xffffffffu, zz, m);
+    // delta = 1 + u.z and, on the S side where the gate may come from z,
+    // ||z||^2: two dots in the twin's order (lane segments, then the group tree).
+    float dz, inv_nz = 0.0f;
+    if (doS) {
+      float dots[2] = {seg_partial<CW>(u, zc), want_zz ? seg_partial<CW>(zc, zc) : 0.0f};
+      group_sums<G, 2>(dots);
+      dz = dots[0];
+      // 1 / ||z|| ahead of the test whether the gate may come from z (its
+      // latency overlaps the test; unused where it may not).
+      if (want_zz) inv_nz = 1.0f / core::vsqrt(dots[1]);
+    } else {
+      dz = group_sum<G>(seg_partial<CW>(u, zc));
     }
     const float delta = core::sm_delta(dz, p.delta_floor);
     const bool ridge = core::ridge_due(t + 1, p.ridge_every);
+    const bool exact = u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f;  // core::gate_from_z_exact (block-uniform)
     // Quotients by one denominator as TwinPolicy::divide_all: one IEEE
-    // reciprocal, then products (a division each would be ~60 cycles, serialised
-    // by its slow-path branch).
-    const float inv_delta = 1.0f / delta;
-    float g[CW];
-#pragma unroll
-    for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
-    if (ridge) {
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) {
-          float a = core::sm_entry(A[rr][jj], zr[rr], g[jj]);
-          if (gi * R + rr == c * CW + jj) a = a + p.ridge;
-          A[rr][jj] = Prec::store_state(a);
-        }
-    } else {
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) A[rr][jj] = Prec::store_state(core::sm_entry(A[rr][jj], zr[rr], g[jj]));
-    }
-
-    // Gate a (the branch is uniform: every lane holds the same delta and dz).
+    // reciprocal, then products.
     float a[CW];
-    if (u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f) {  // core::gate_from_z_exact
+    sides([&] {
+      const float inv_delta = 1.0f / delta;
+      float g[CW];
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
+      if (ridge) {
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int jj = 0; jj < CW; ++jj) {
+            float e = core::sm_entry(MA[rr][jj], zrow[rr], g[jj]);
+            if (gi * R + rr == c * CW + jj) e = e + p.ridge;
+            MA[rr][jj] = Prec::store_state(e);
+          }
+      } else {
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = Prec::store_state(core::sm_entry(MA[rr][jj], zrow[rr], g[jj]));
+      }
+      if (!exact) {  // w = A_t k^ for the S side's gate
+        float wp[1][R], w[1];
+        row_partials<Tr>(MA, kh, wp[0]);
+        group_reduce_scatter<G, R, 1>(wp, c, w);
+        if (owner) sm.w[row] = w[0];
+      }
+    }, [&] {
+      if (!exact) return;
       if (p.normalize_gate) {
-        const float inv_nz = 1.0f / core::vsqrt(zz);
 #pragma unroll
         for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_nz;
       } else {
+        const float inv_delta = 1.0f / delta;
 #pragma unroll
-        for (int jj = 0; jj < CW; ++jj) a[jj] = g[jj];
+        for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_delta;
       }
-    } else {
-      float wp[R];
-      row_partials<Tr>(A, kh, wp);
-      const float w = group_reduce_scatter<G, R>(wp, c);
-      if (owner) sm.w[row] = w;
-      __syncthreads();  // w visible to all
-      load_floats<CW>(&sm.w[c * CW], a);
-      if (p.normalize_gate) {
-        const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
+    });
+    if (!exact) {
+      __syncthreads();  // w visible to the S side
+      if (doS) {
+        load_floats<CW>(&sm.w[c * CW], a);
+        if (p.normalize_gate) {
+          const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
 #pragma unroll
-        for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
+          for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
+        }
       }
     }
+    if (doS) {
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr)
+      for (int rr = 0; rr < R; ++rr)
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) S[rr][jj] = Prec::store_state(core::state_entry(S[rr][jj], r[rr], a[jj]));
-    issue(t + kRing - 1);  // into the slot of step t-1, whose last reader (its r) finished before B
-    if (t + 1 < T && (t + 1) % kChunk == 0) {
+        for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = Prec::store_state(core::state_entry(MS[rr][jj], rrow[rr], a[jj]));
+    }
+    issue(t + kRing - 1);  // into the slot of step t-1, whose last reader (its v) finished before B
+    if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       __pipeline_wait_prior(kChunk - 1);  // the next chunk's inputs (this thread's copies) have landed
       __syncthreads();
       features(t + 1);
     }
     if constexpr (kAhead)
-      if (t + 1 < T) load_keys(t + 1);
+      if (t + 1 < T) load_step(t + 1);
   }
 
-  readout(T - 1);
-  __syncthreads();
-  finish_norm(T - 1);
-
-  const std::size_t bh = std::size_t(b) * p.H + h;
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) {
-    const std::size_t at = bh * D * D + std::size_t(gi * R + rr) * D + c * CW;
-#pragma unroll
-    for (int jj = 0; jj < CW; jj += 4) {
-      *reinterpret_cast<float4*>(p.S + at + jj) = make_float4(S[rr][jj], S[rr][jj + 1], S[rr][jj + 2], S[rr][jj + 3]);
-      *reinterpret_cast<float4*>(p.A + at + jj) = make_float4(A[rr][jj], A[rr][jj + 1], A[rr][jj + 2], A[rr][jj + 3]);
+  // The readout of step T-1, then the outputs of the chunks not yet written.
+  if (doS) {
+    const int at = ((T - 1) & (kRing - 1)) * D;
+    float phiq[CW], part[2][R], red[2];
+    load_floats<CW>(phiq_seg + at, phiq);
+    readout_partials(phiq, part[0], part[1]);
+    group_reduce_scatter<G, R, 2>(part, c, red);
+    if (owner) {
+      y_at[at] = red[0];
+      fr_at[at] = red[1];
     }
   }
+  __syncthreads();
+  const int last = (T - 1) / kChunk;
+  if (last >= 1) flush_rows(last - 1);
+  flush_rows(last);
+  __syncthreads();
+  if (last >= 1) flush_norms(last - 1);
+  flush_norms(last);
+
+  const std::size_t bh = std::size_t(b) * p.H + h;
+  auto write_state = [&](const float (&X)[R][CW], float* out) {
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      const std::size_t at = bh * D * D + std::size_t(gi * R + rr) * D + c * CW;
+#pragma unroll
+      for (int jj = 0; jj < CW; jj += 4)
+        *reinterpret_cast<float4*>(out + at + jj) = make_float4(X[rr][jj], X[rr][jj + 1], X[rr][jj + 2], X[rr][jj + 3]);
+    }
+  };
+  if (doA) write_state(MA, p.A);
+  if (doS) write_state(MS, p.S);
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 
@@ -492,7 +633,7 @@ template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
   using Tr = FusedTraits<D>;
   ensure_smem_limit<Tr, Prec>();
-  vla_fused_kernel<Tr, Prec><<<p.B * p.H, Tr::NT, smem_bytes<Tr, Prec>(), stream>>>(p);
+  vla_fused_kernel<Tr, Prec><<<p.B * p.H, block_threads<Tr>(), smem_bytes<Tr, Prec>(), stream>>>(p);
   VLA_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -503,12 +644,12 @@ KernelInfo kernel_info_typed() {
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, vla_fused_kernel<Tr, Prec>));
   ensure_smem_limit<Tr, Prec>();
   KernelInfo k;
-  k.threads = Tr::NT;
+  k.threads = block_threads<Tr>();
   k.registers = attr.numRegs;
   k.shared_bytes = smem_bytes<Tr, Prec>();
   k.local_bytes = static_cast<int>(attr.localSizeBytes);
   VLA_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, vla_fused_kernel<Tr, Prec>, Tr::NT, smem_bytes<Tr, Prec>()));
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, vla_fused_kernel<Tr, Prec>, block_threads<Tr>(), smem_bytes<Tr, Prec>()));
   return k;
 }
 

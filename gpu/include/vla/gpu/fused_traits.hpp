@@ -13,10 +13,14 @@
 
 namespace vla::gpu {
 
-template <int D_, int NT_, int G_>
+template <int D_, int NT_, int G_, bool SPLIT_ = true>
 struct FusedTraitsBase {
   static constexpr int D = D_;
-  static constexpr int NT = NT_;           // threads per block (one block per (b, h))
+  static constexpr int NT = NT_;           // threads holding one matrix (A, or S) of a (b, h)
+  // Split sides (kernel v4): the block has 2 NT threads, NT holding A and NT
+  // holding S; otherwise NT threads hold both (the kernel's concern: the
+  // reduction order below does not depend on it).
+  static constexpr bool SPLIT = SPLIT_;
   static constexpr int G = G_;             // lanes per row group: a dot's shuffle tree has log2(G) levels
   static constexpr int CW = D / G;         // columns per lane: sequential FMAs per dot segment
   static constexpr int GROUPS = NT / G;    // row groups in the block
@@ -43,7 +47,10 @@ template <>
 struct FusedTraits<32> : FusedTraitsBase<32, 128, 8> {};
 template <>
 struct FusedTraits<64> : FusedTraitsBase<64, 256, 16> {};
+// D = 128 holds both matrices per thread: split over 512 threads, the 64 floats
+// of state a thread keeps left too few of the 128 registers and spilled (2.07
+// against 1.74 us per step unsplit, kernel v3, on the H200).
 template <>
-struct FusedTraits<128> : FusedTraitsBase<128, 256, 16> {};
+struct FusedTraits<128> : FusedTraitsBase<128, 256, 16, false> {};
 
 }  // namespace vla::gpu
