@@ -2,7 +2,9 @@
 // warm-up launch, median of the repeats, inputs drawn uniformly from [-1, 1]
 // (never all zero). Prints a Markdown table and writes CSV rows.
 //   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S] [--bh BxH,..] [--t T,..] [--d D,..]
-// (--bh, --t, --d replace the default shape lists, e.g. --bh 1x16,1x128 --t 16384 --d 64,128)
+//             [--layout auto|few|many]
+// (--bh, --t, --d replace the default shape lists, e.g. --bh 1x16,1x128 --t 16384 --d 64,128;
+// --layout forces the fused kernel's block layout, default: the launcher's choice)
 // Shapes: B*H in {16, 128, 1024} (B, H = 1x16, 1x128, 8x128), T in {4096,
 // 16384, 65536}, D in {32, 64, 128}, the three precisions; a shape is skipped
 // (and the table says why) when its buffers exceed --max-gib or its predicted
@@ -92,6 +94,10 @@ double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
 // from z: every step of the paper preset benchmarked here.)
 double flops_per_head_step(int D) { return 6.0 * 2.0 * D * D; }
 
+const char* layout_name(gpu::FusedLayout l) {
+  return l == gpu::FusedLayout::many_heads ? "many-heads" : l == gpu::FusedLayout::few_heads ? "few-heads" : "auto";
+}
+
 // "a,b,c" -> {a, b, c}; "1x16,8x128" -> {{1, 16}, {8, 128}}; empty on a malformed list.
 std::vector<int> parse_ints(const char* s) {
   std::vector<int> out;
@@ -128,6 +134,7 @@ int main(int argc, char** argv) {
   double max_gib = 100, max_seconds = 12;
   std::vector<std::pair<int, int>> bh_arg;
   std::vector<int> t_arg, d_arg;
+  gpu::FusedLayout layout = gpu::FusedLayout::automatic;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--bh") && i + 1 < argc) {
@@ -142,6 +149,16 @@ int main(int argc, char** argv) {
         return 2;
       }
       ++i;
+    }
+    else if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) {
+      const std::string l = argv[++i];
+      if (l == "auto") layout = gpu::FusedLayout::automatic;
+      else if (l == "few") layout = gpu::FusedLayout::few_heads;
+      else if (l == "many") layout = gpu::FusedLayout::many_heads;
+      else {
+        std::fprintf(stderr, "bench_gpu: --layout wants auto, few or many, got '%s'\n", argv[i]);
+        return 2;
+      }
     }
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--max-gib") && i + 1 < argc) max_gib = std::atof(argv[++i]);
@@ -164,18 +181,24 @@ int main(int argc, char** argv) {
     const Kind kinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
     std::printf("\nkernel resources (threads/block, registers/thread, static smem, local bytes, blocks/SM):\n");
     for (int D : {16, 32, 64, 128})
-      for (Kind k : kinds) {
-        const auto ki = gpu::fused_kernel_info(k, D);
-        std::printf("  D=%-3d %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM\n", D, impl::to_string(k).c_str(),
-                    ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
-      }
+      for (Kind k : kinds)
+        for (gpu::FusedLayout l : {gpu::FusedLayout::few_heads, gpu::FusedLayout::many_heads}) {
+          gpu::FusedParams p;
+          p.B = p.H = 1;
+          p.D = D;
+          p.layout = l;
+          const auto ki = gpu::fused_kernel_info(p, k);
+          if (ki.layout != l) continue;  // one layout only (D = 128)
+          std::printf("  D=%-3d %-10s %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM\n", D, impl::to_string(k).c_str(),
+                      layout_name(l), ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
+        }
 
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv_path && !csv) {
       std::fprintf(stderr, "bench_gpu: cannot write %s\n", csv_path);
       return 2;
     }
-    if (csv) std::fprintf(csv, "B,H,T,D,kind,median_ms,us_per_step,tokens_per_s,gflops,reps,note\n");
+    if (csv) std::fprintf(csv, "B,H,T,D,kind,median_ms,us_per_step,tokens_per_s,gflops,reps,note,layout\n");
 
     std::vector<std::pair<int, int>> bhs = quick ? std::vector<std::pair<int, int>>{{1, 16}}
                                                  : std::vector<std::pair<int, int>>{{1, 16}, {1, 128}, {8, 128}};
@@ -186,8 +209,8 @@ int main(int argc, char** argv) {
     if (!d_arg.empty()) Ds = d_arg;
     std::map<std::tuple<int, int, int, int>, double> ms_at;  // (BH, T, D, kind) -> ms
 
-    std::printf("\n| B | H | T | D | kernel | median ms | us/step | tokens/s | GFLOP/s | reps |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("\n| B | H | T | D | kernel | layout | median ms | us/step | tokens/s | GFLOP/s | reps |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (auto [B, H] : bhs)
       for (int D : Ds)
         for (int T : Ts)
@@ -202,8 +225,8 @@ int main(int argc, char** argv) {
             else if (predicted * 2 > max_seconds)
               std::snprintf(note, sizeof note, "skipped: predicted %.1f s per launch (from shorter T) x 2 > %.0f s budget", predicted, max_seconds);
             if (note[0]) {
-              std::printf("| %d | %d | %d | %d | %s | - | - | - | - | - | %s\n", B, H, T, D, impl::to_string(kind).c_str(), note);
-              if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,,,,,0,%s\n", B, H, T, D, impl::to_string(kind).c_str(), note);
+              std::printf("| %d | %d | %d | %d | %s | - | - | - | - | - | - | %s\n", B, H, T, D, impl::to_string(kind).c_str(), note);
+              if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,,,,,0,%s,\n", B, H, T, D, impl::to_string(kind).c_str(), note);
               continue;
             }
             Buffers buf;
@@ -228,16 +251,18 @@ int main(int argc, char** argv) {
             p.S = buf.S;
             p.A = buf.A;
             p.state_norm = buf.norm;
+            p.layout = layout;
+            const char* lname = layout_name(gpu::fused_kernel_info(p, kind).layout);
             const int reps = predicted > 1.0 ? 3 : predicted > 0.2 ? 5 : 9;
             const double ms = time_kernel(p, kind, reps);
             ms_at[{BH, T, D, int(kind)}] = ms;
             const double us_step = ms * 1e3 / T, tok = double(BH) * T / (ms / 1e3),
                          gflops = flops_per_head_step(D) * BH * T / (ms / 1e3) / 1e9;
-            std::printf("| %d | %d | %d | %d | %s | %.3f | %.4f | %.3g | %.0f | %d |\n", B, H, T, D, impl::to_string(kind).c_str(), ms,
-                        us_step, tok, gflops, reps);
+            std::printf("| %d | %d | %d | %d | %s | %s | %.3f | %.4f | %.3g | %.0f | %d |\n", B, H, T, D, impl::to_string(kind).c_str(), lname,
+                        ms, us_step, tok, gflops, reps);
             std::fflush(stdout);
-            if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,%.6f,%.6f,%.6g,%.3f,%d,\n", B, H, T, D, impl::to_string(kind).c_str(), ms, us_step,
-                                  tok, gflops, reps);
+            if (csv) std::fprintf(csv, "%d,%d,%d,%d,%s,%.6f,%.6f,%.6g,%.3f,%d,,%s\n", B, H, T, D, impl::to_string(kind).c_str(), ms, us_step,
+                                  tok, gflops, reps, lname);
           }
     if (csv) std::fclose(csv);
   } catch (const std::exception& e) {

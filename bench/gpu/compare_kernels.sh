@@ -6,7 +6,8 @@
 #   bench/gpu/compare_kernels.sh [--build | --run] OTHER.cuh [bench_gpu arguments...]
 #     --build  only build both (e.g. in the background while something else runs)
 #     --run    only run both (after --build)
-# The other header must keep the launcher's interface (launch_prec, kernel_info_prec).
+# The other header must keep the launcher's interface (VLA_FUSED_INSTANCES, used by fused_<kind>.cu;
+# headers before v4b define launch_prec and kernel_info_prec instead: swap in their fused_<kind>.cu too).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=all

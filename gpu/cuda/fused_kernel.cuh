@@ -46,6 +46,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "check.cuh"
 #include "vla/core/formulas.hpp"
@@ -208,7 +211,7 @@ struct FusedSmem {
 };
 
 template <class Tr, class Prec>
-__global__ void __launch_bounds__(block_threads<Tr>(), 1) vla_fused_kernel(const __grid_constant__ FusedParams p) {
+__global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NW = Tr::NW;
   constexpr int BLOCK = block_threads<Tr>(), FGROUPS = BLOCK / G;  // row groups of the whole block (features)
@@ -627,19 +630,57 @@ void ensure_smem_limit() {
   VLA_CUDA_CHECK(e);
 }
 
-// Launches the kernel for head dimension D and precision Prec (checked);
-// instantiated once per precision in fused_<kind>.cu.
-template <int D, class Prec>
-void launch_typed(const FusedParams& p, cudaStream_t stream) {
-  using Tr = FusedTraits<D>;
+// Launches the kernel in layout Tr (checked).
+template <class Tr, class Prec>
+void launch_layout(const FusedParams& p, cudaStream_t stream) {
   ensure_smem_limit<Tr, Prec>();
   vla_fused_kernel<Tr, Prec><<<p.B * p.H, block_threads<Tr>(), smem_bytes<Tr, Prec>(), stream>>>(p);
   VLA_CUDA_CHECK(cudaGetLastError());
 }
 
+// Blocks of layout Tr that run at once on the current device (one wave).
+template <class Tr, class Prec>
+long long wave_blocks() {
+  static const int per_sm = [] {
+    ensure_smem_limit<Tr, Prec>();
+    int n = 0;
+    VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, vla_fused_kernel<Tr, Prec>, block_threads<Tr>(), smem_bytes<Tr, Prec>()));
+    return n;
+  }();
+  int dev = 0, sms = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return static_cast<long long>(per_sm) * sms;
+}
+
+// Whether launch p at head dimension D runs the many-heads layout: asked for,
+// or (automatic) its B*H blocks exceed one wave of the few-heads layout and a
+// wave of the many-heads one holds more (else the faster blocks win: D = 16,
+// where shared memory bounds both alike). Where the few-heads layout is
+// unsplit already (D = 128) it is the only one.
 template <int D, class Prec>
-KernelInfo kernel_info_typed() {
-  using Tr = FusedTraits<D>;
+bool many_heads(const FusedParams& p) {
+  if constexpr (!FusedTraits<D>::SPLIT) return false;
+  switch (p.layout) {
+    case FusedLayout::few_heads: return false;
+    case FusedLayout::many_heads: return true;
+    case FusedLayout::automatic: break;
+  }
+  const long long few = wave_blocks<FusedTraits<D>, Prec>();
+  return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
+}
+
+// Launches the kernel for head dimension D and precision Prec in the layout
+// many_heads chooses.
+template <int D, class Prec>
+void launch_typed(const FusedParams& p, cudaStream_t stream) {
+  if constexpr (FusedTraits<D>::SPLIT)
+    if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
+  launch_layout<FusedTraits<D>, Prec>(p, stream);
+}
+
+template <class Tr, class Prec>
+KernelInfo kernel_info_layout() {
   cudaFuncAttributes attr{};
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, vla_fused_kernel<Tr, Prec>));
   ensure_smem_limit<Tr, Prec>();
@@ -653,10 +694,46 @@ KernelInfo kernel_info_typed() {
   return k;
 }
 
-// The four head dimensions of one precision (defined in fused_<kind>.cu).
+// The kernel that launch p runs: its resources and its layout.
+template <int D, class Prec>
+KernelInfo kernel_info_typed(const FusedParams& p) {
+  if constexpr (FusedTraits<D>::SPLIT) {
+    if (many_heads<D, Prec>(p)) {
+      KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();
+      k.layout = FusedLayout::many_heads;
+      return k;
+    }
+  }
+  return kernel_info_layout<FusedTraits<D>, Prec>();
+}
+
+// Calls f(std::integral_constant<int, D>{}) for head dimension d.
+template <class F>
+decltype(auto) dispatch_d(int d, F&& f) {
+  switch (d) {
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+  }
+  throw std::invalid_argument("fused kernel: head dimension " + std::to_string(d) + " is not one of 16, 32, 64, 128");
+}
+
+// The four head dimensions of one precision (instantiated in fused_<kind>.cu
+// by VLA_FUSED_INSTANCES, one file per precision so that they compile in parallel).
 template <class Prec>
 void launch_prec(const FusedParams& p, cudaStream_t stream);
 template <class Prec>
-KernelInfo kernel_info_prec(int d);
+KernelInfo kernel_info_prec(const FusedParams& p);
+
+#define VLA_FUSED_INSTANCES(PREC)                                                                                    \
+  template <>                                                                                                        \
+  void launch_prec<PREC>(const FusedParams& p, cudaStream_t stream) {                                                \
+    dispatch_d(p.D, [&](auto d) { launch_typed<decltype(d)::value, PREC>(p, stream); });                            \
+  }                                                                                                                  \
+  template <>                                                                                                        \
+  KernelInfo kernel_info_prec<PREC>(const FusedParams& p) {                                                          \
+    return dispatch_d(p.D, [&](auto d) { return kernel_info_typed<decltype(d)::value, PREC>(p); });                 \
+  }
 
 }  // namespace vla::gpu::detail

@@ -35,11 +35,11 @@ void launch_fused(const FusedParams& p, impl::Kind kind, void* stream) {
   throw std::logic_error("launch_fused: unknown kind");
 }
 
-KernelInfo fused_kernel_info(impl::Kind kind, int d) {
+KernelInfo fused_kernel_info(const FusedParams& p, impl::Kind kind) {
   switch (kind) {
-    case impl::Kind::fp32: return detail::kernel_info_prec<PrecFp32>(d);
-    case impl::Kind::bf16: return detail::kernel_info_prec<PrecBf16>(d);
-    case impl::Kind::bf16_state: return detail::kernel_info_prec<PrecBf16State>(d);
+    case impl::Kind::fp32: return detail::kernel_info_prec<PrecFp32>(p);
+    case impl::Kind::bf16: return detail::kernel_info_prec<PrecBf16>(p);
+    case impl::Kind::bf16_state: return detail::kernel_info_prec<PrecBf16State>(p);
   }
   throw std::logic_error("fused_kernel_info: unknown kind");
 }
@@ -73,9 +73,10 @@ std::vector<T> download(const DeviceBuffer& d, std::size_t n) {
 
 }  // namespace
 
-Outputs run_cuda(const HostInputs& in, const Options& opt, impl::Kind kind) {
+Outputs run_cuda(const HostInputs& in, const Options& opt, impl::Kind kind, impl::FusedLayout layout) {
   const Dims& d = in.dims;
   FusedParams p = make_params(opt, d, in.has_u);
+  p.layout = layout;
   DeviceBuffer buf[4];
   for (int w = 0; w < 4; ++w) {
     if (w == 3 && !in.has_u) continue;

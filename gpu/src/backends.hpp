@@ -15,7 +15,7 @@ Outputs run_plain_inputs(const HostInputs& in, const Options& opt, impl::Kind ki
 
 #if defined(VLA_HAVE_CUDA)
 bool cuda_device_present();
-Outputs run_cuda(const HostInputs& in, const Options& opt, impl::Kind kind);
+Outputs run_cuda(const HostInputs& in, const Options& opt, impl::Kind kind, impl::FusedLayout layout);
 #endif
 
 }  // namespace vla::gpu

@@ -52,7 +52,7 @@ void check_dims(const Dims& d, Kind kind) {
 }
 }  // namespace
 
-Outputs run(const Stream& s, const Options& opt, Kind kind, Device device) {
+Outputs run(const Stream& s, const Options& opt, Kind kind, Device device, FusedLayout layout) {
   check_model(opt, kind);
   check_dims(s.dims, kind);
   validate_stream(s, opt);
@@ -62,8 +62,9 @@ Outputs run(const Stream& s, const Options& opt, Kind kind, Device device) {
 #if defined(VLA_HAVE_CUDA)
   if (!gpu::cuda_device_present())
     throw std::runtime_error("implementation '" + to_string(kind) + "' on cuda: no CUDA device is visible (use --device cpu for the CPU twin)");
-  return gpu::run_cuda(in, opt, kind);
+  return gpu::run_cuda(in, opt, kind, layout);
 #else
+  (void)layout;
   throw std::runtime_error("implementation '" + to_string(kind) +
                            "' on cuda: this build has no CUDA kernels (nvcc was not found when it was configured); use --device cpu");
 #endif

@@ -1,4 +1,5 @@
-// The fused CUDA kernels against their CPU twins and the double reference.
+// The fused CUDA kernels against their CPU twins and the double reference, in
+// each block layout (impl::FusedLayout), and the launcher's choice of layout.
 // Plain main (no GTest) so that it builds on the device machine with nvcc alone
 // (gpu/standalone). Without a GPU it prints one line saying so and passes.
 //   test_gpu_cuda [--quick] [--shard I/N]
@@ -14,6 +15,8 @@
 
 #include "streams.hpp"
 #include "vla/gpu/error_model.hpp"
+#include "vla/gpu/fused.hpp"
+#include "vla/gpu/fused_traits.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/gpu/plain.hpp"
 
@@ -65,32 +68,79 @@ struct Case {
   bool bitwise() const { return opt.feature_map == FeatureMap::identity || fam == ts::Family::positive; }
 };
 
+// The block layouts a case runs in (impl::FusedLayout): both where D has two
+// (fused_traits.hpp: the few-heads layout splits A and S over two thread sets,
+// the many-heads one does not), one where the few-heads layout is unsplit
+// already. The twin is the same for both (same NT and G, same reduction order).
+std::vector<impl::FusedLayout> layouts_for(int D) {
+  const bool split = D == 16 ? gpu::FusedTraits<16>::SPLIT : D == 32 ? gpu::FusedTraits<32>::SPLIT
+                   : D == 64 ? gpu::FusedTraits<64>::SPLIT : gpu::FusedTraits<128>::SPLIT;
+  if (!split) return {impl::FusedLayout::few_heads};
+  return {impl::FusedLayout::few_heads, impl::FusedLayout::many_heads};
+}
+
 void run_case(const Case& c, std::uint64_t seed) {
   const Stream s0 = ts::make_stream(c.B, c.T, c.H, c.D, seed, c.fam, c.with_u);
   for (Kind kind : {Kind::fp32, Kind::bf16, Kind::bf16_state}) {
-    ++cases;
-    const std::string tag = c.name + " " + impl::to_string(kind) + " B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) +
-                            " H=" + std::to_string(c.H) + " D=" + std::to_string(c.D);
+    const std::string tag0 = c.name + " " + impl::to_string(kind) + " B=" + std::to_string(c.B) + " T=" + std::to_string(c.T) +
+                             " H=" + std::to_string(c.H) + " D=" + std::to_string(c.D);
     try {
       const Stream s = ts::rounded_for(s0, kind);
-      const Outputs gpu = impl::run(s, c.opt, kind, impl::Device::cuda);
       const Outputs twin = impl::run(s, c.opt, kind, impl::Device::cpu);
       const ts::Baselines base = ts::baselines(s, c.opt, kind);
       const Outputs ref = ts::reference_double(s, c.opt);
       const auto prec = accuracy::precision_of(kind);
-      const Diff d = diff(gpu, twin, prec.bf16_out);
-      const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
-      std::printf("%-4s %-58s vs twin: %zu differ, max %.1f ulp | vs reference: %s\n",
-                  v.pass && d.nonfinite == 0 && (!c.bitwise() || d.differing == 0) ? "ok" : "FAIL", tag.c_str(), d.differing,
-                  d.max_ulps, v.summary().c_str());
-      if (d.nonfinite) fail(tag + ": " + std::to_string(d.nonfinite) + " non-finite (unwritten or overflowed) elements");
-      if (c.bitwise() && d.differing) fail(tag + ": kernel and twin differ without any expf in the computation");
-      if (!v.pass) fail(tag + ": outside the error model");
+      for (impl::FusedLayout layout : layouts_for(c.D)) {
+        ++cases;
+        const std::string tag = tag0 + (layout == impl::FusedLayout::many_heads ? " many" : " few");
+        try {
+          const Outputs gpu = impl::run(s, c.opt, kind, impl::Device::cuda, layout);
+          const Diff d = diff(gpu, twin, prec.bf16_out);
+          const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
+          std::printf("%-4s %-63s vs twin: %zu differ, max %.1f ulp | vs reference: %s\n",
+                      v.pass && d.nonfinite == 0 && (!c.bitwise() || d.differing == 0) ? "ok" : "FAIL", tag.c_str(), d.differing,
+                      d.max_ulps, v.summary().c_str());
+          if (d.nonfinite) fail(tag + ": " + std::to_string(d.nonfinite) + " non-finite (unwritten or overflowed) elements");
+          if (c.bitwise() && d.differing) fail(tag + ": kernel and twin differ without any expf in the computation");
+          if (!v.pass) fail(tag + ": outside the error model");
+        } catch (const std::exception& e) {
+          fail(tag + ": " + e.what());
+        }
+      }
     } catch (const std::exception& e) {
-      fail(tag + ": " + e.what());
+      ++cases;
+      fail(tag0 + ": " + e.what());
     }
   }
 }
+
+#if defined(VLA_HAVE_CUDA)
+// The launcher's automatic choice: the few-heads layout while B*H blocks fit in
+// one wave of it (B = H = 1 always does); beyond (2^20 blocks never fit in one
+// wave), the many-heads one where D has two and it fits more blocks per SM.
+void check_automatic_layout() {
+  for (int D : {16, 32, 64, 128})
+    for (Kind kind : {Kind::fp32, Kind::bf16, Kind::bf16_state}) {
+      ++cases;
+      gpu::FusedParams p;
+      p.D = D;
+      p.B = p.H = 1;
+      const auto one = gpu::fused_kernel_info(p, kind);
+      p.layout = layouts_for(D).back();
+      const auto many = gpu::fused_kernel_info(p, kind);
+      p.layout = impl::FusedLayout::automatic;
+      p.B = p.H = 1024;
+      const auto wide = gpu::fused_kernel_info(p, kind);
+      const auto expect = many.blocks_per_sm > one.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
+      const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
+      const bool ok = one.layout == impl::FusedLayout::few_heads && one.blocks_per_sm >= 1 && wide.layout == expect;
+      std::printf("%-4s %-63s few-heads %d threads %d blocks/SM, many-heads %d threads %d blocks/SM; B*H=2^20 runs %s\n",
+                  ok ? "ok" : "FAIL", tag.c_str(), one.threads, one.blocks_per_sm, many.threads, many.blocks_per_sm,
+                  wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
+      if (!ok) fail(tag + ": not few-heads at B*H=1 and, at B*H=2^20, the layout with more blocks per SM");
+    }
+}
+#endif
 
 std::vector<Case> cases_for(bool quick) {
   std::vector<Case> cs;
@@ -175,6 +225,9 @@ int main(int argc, char** argv) {
     owner[i] = to;
     load[to] += cost(i);
   }
+#if defined(VLA_HAVE_CUDA)
+  if (shard == 0) check_automatic_layout();
+#endif
   for (std::size_t i = 0; i < all.size(); ++i)
     if (owner[i] == shard) run_case(all[i], 2025 + i);
   std::printf("%s: %d of %d kernel runs failed\n", failures ? "FAILED" : "PASSED", failures, cases);

@@ -9,6 +9,8 @@
 
 namespace vla::gpu {
 
+using impl::FusedLayout;
+
 struct FusedParams {
   // Inputs [B, T, H, D] of the kernel's input type (float, or bf16 bit
   // patterns); u may be null (then u_t = k^_t). Device pointers, 16-byte aligned.
@@ -31,6 +33,7 @@ struct FusedParams {
   float ridge = 0.0f;
   float inv_lambda0 = 1.0f;  // float(1) / float(lambda0), A_0's diagonal
   float inv_sqrt_dk = 1.0f;  // float(1) / sqrtf(float(D)), the u scaling
+  FusedLayout layout = FusedLayout::automatic;  // block layout (impl.hpp); same results in all
 };
 
 // Fills the option fields and the shape; leaves the pointers to the caller.
@@ -42,12 +45,13 @@ FusedParams make_params(const Options& opt, const Dims& d, bool has_u);
 // std::runtime_error for a CUDA error.
 void launch_fused(const FusedParams& p, impl::Kind kind, void* stream);
 
-// Registers, shared memory and threads of the kernel of `kind` at head
-// dimension d (for the benchmark's report).
+// Registers, shared memory, threads and layout (few_heads or many_heads) of
+// the kernel that launch p of `kind` runs (p.B, p.H, p.D and p.layout are read).
 struct KernelInfo {
   int threads = 0, registers = 0, shared_bytes = 0, local_bytes = 0, blocks_per_sm = 0;
+  FusedLayout layout = FusedLayout::few_heads;
 };
-KernelInfo fused_kernel_info(impl::Kind kind, int d);
+KernelInfo fused_kernel_info(const FusedParams& p, impl::Kind kind);
 #endif
 
 }  // namespace vla::gpu

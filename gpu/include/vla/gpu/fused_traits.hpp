@@ -13,7 +13,7 @@
 
 namespace vla::gpu {
 
-template <int D_, int NT_, int G_, bool SPLIT_ = true>
+template <int D_, int NT_, int G_, bool SPLIT_ = true, int MIN_BLOCKS_ = 1>
 struct FusedTraitsBase {
   static constexpr int D = D_;
   static constexpr int NT = NT_;           // threads holding one matrix (A, or S) of a (b, h)
@@ -21,6 +21,9 @@ struct FusedTraitsBase {
   // holding S; otherwise NT threads hold both (the kernel's concern: the
   // reduction order below does not depend on it).
   static constexpr bool SPLIT = SPLIT_;
+  // Blocks per SM the kernel is compiled for (__launch_bounds__): caps the
+  // registers per thread at 65536 / (MIN_BLOCKS x threads per block).
+  static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
   static constexpr int G = G_;             // lanes per row group: a dot's shuffle tree has log2(G) levels
   static constexpr int CW = D / G;         // columns per lane: sequential FMAs per dot segment
   static constexpr int GROUPS = NT / G;    // row groups in the block
@@ -52,5 +55,20 @@ struct FusedTraits<64> : FusedTraitsBase<64, 256, 16> {};
 // against 1.74 us per step unsplit, kernel v3, on the H200).
 template <>
 struct FusedTraits<128> : FusedTraitsBase<128, 256, 16, false> {};
+
+// The many-heads layout (issue 3): split, a block holds twice the threads, so
+// half as many blocks fit on an SM; once B*H blocks exceed one wave of the
+// layout above, the sides run in turn on NT threads instead (the launcher
+// chooses per launch, fused_kernel.cuh). Same NT and G, hence the same
+// reduction order: the CPU twin (TwinPolicy<FusedTraits<D>>) is the twin of
+// both layouts. Measured (FLOOR.md, "Layout sweep"): at B=8, H=128, D=32
+// unsplit 3.70 against split 6.45 ms; D=64 unsplit 14.86 against 15.58 ms with
+// one block per SM (142 registers), here held to 128 registers for two.
+template <int D, int MIN_BLOCKS = 1>
+using FusedTraitsUnsplit = FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false, MIN_BLOCKS>;
+template <int D>
+struct FusedTraitsManyHeads : FusedTraitsUnsplit<D> {};
+template <>
+struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 
 }  // namespace vla::gpu

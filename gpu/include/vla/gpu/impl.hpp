@@ -17,6 +17,10 @@ enum class Kind {
   bf16_state  // bf16 in/out, S and A stored in bf16 between steps
 };
 enum class Device { cpu, cuda };
+// The fused kernel's block layout (fused_traits.hpp): automatic chooses per
+// launch (few-heads while B*H blocks fit in one wave of it, else many-heads);
+// the other two force one (tests, benchmarks). The CPU twin is the same for all.
+enum class FusedLayout { automatic, few_heads, many_heads };
 
 std::string to_string(Kind);
 std::string to_string(Device);
@@ -30,6 +34,6 @@ bool cuda_available();
 // stream holds the values as given; the implementation rounds them to its input
 // type itself. Throws std::invalid_argument for unsupported shapes/options and
 // std::runtime_error when the device is unavailable.
-Outputs run(const Stream& s, const Options& opt, Kind kind, Device device);
+Outputs run(const Stream& s, const Options& opt, Kind kind, Device device, FusedLayout layout = FusedLayout::automatic);
 
 }  // namespace vla::impl
