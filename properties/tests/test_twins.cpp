@@ -117,29 +117,21 @@ std::map<std::string, Tally>& tallies() {
   return t;
 }
 
-// The chunked kernel's twin judged by the gate with the chunked policy's own
-// precision and baselines (gate::Policy of its ChunkedKind, gpu/include/vla/gpu/chunked.hpp).
-accuracy::Verdict judge_chunked(const Outputs& out, const gate::Expected& e, impl::ChunkedKind kind) {
-  return gate::judge(out, gate::expect(e.input, e.opt, gate::Policy(kind))).verdict;
-}
-
-// One CPU twin: its name, the fused kind whose input type it consumes, how it
-// runs and how it is judged.
+// One CPU twin: its name, how it runs, and the precision policy the gate judges
+// it by (a fused kind's; a chunked kind's own precision and baselines,
+// gate::Policy of its ChunkedKind, gpu/include/vla/gpu/chunked.hpp).
 struct Twin {
   std::string name;
-  impl::Kind input;
+  gate::Policy policy;
   std::function<Outputs(const Stream&, const Options&)> run;
-  std::function<accuracy::Verdict(const Outputs&, const gate::Expected&)> judge;
 };
 
 Twin fused_twin(impl::Kind k) {
-  return {impl::to_string(k), k, [k](const Stream& s, const Options& o) { return impl::run(s, o, k, impl::Device::cpu); },
-          [](const Outputs& out, const gate::Expected& e) { return gate::judge(out, e).verdict; }};
+  return {impl::to_string(k), k, [k](const Stream& s, const Options& o) { return impl::run(s, o, k, impl::Device::cpu); }};
 }
 Twin chunked_twin(impl::ChunkedKind k) {
-  return {impl::to_string(k), impl::input_kind(k),
-          [k](const Stream& s, const Options& o) { return impl::run_chunked(s, o, k, impl::Device::cpu, kChunk); },
-          [k](const Outputs& out, const gate::Expected& e) { return judge_chunked(out, e, k); }};
+  return {impl::to_string(k), gate::Policy(k),
+          [k](const Stream& s, const Options& o) { return impl::run_chunked(s, o, k, impl::Device::cpu, kChunk); }};
 }
 
 // The twins the CI property holds to the error model: the fused kernel's. The
@@ -164,7 +156,7 @@ void twins_agree(Family f) {
     if (implied.gap) RC_FAIL("the family drew a value near a float/bf16 threshold, outside what it implies");
     for (const Twin& twin : twins()) {
       const std::string where = to_string(f) + "/" + to_string(p) + "/" + twin.name;
-      const gate::Expected e = gate::expect(c.stream, opt, twin.input);
+      const gate::Expected e = gate::expect(c.stream, opt, twin.policy);
       Tally& tally = tallies()[to_string(f) + "/" + to_string(p)];
       ++tally.cases;
       tally.refused += !e.valid;
@@ -186,7 +178,7 @@ void twins_agree(Family f) {
         continue;
       }
       if (!refusal.empty()) RC_FAIL(where + ": the twin refused a valid stream: " + refusal);
-      const accuracy::Verdict v = twin.judge(out, e);
+      const accuracy::Verdict v = gate::judge(out, e).verdict;
       if (!v.pass) RC_FAIL(where + ": " + v.summary());
       if (v.beyond > 0) tags.insert(to_string(p) + ": some steps beyond the policy's accuracy (counted, not judged)");
     }
@@ -378,9 +370,9 @@ Counterexample search_chunked_failure(const ChunkedFinding& f) {
         const Case c = *gen_case(f.family, lim);
         for (Preset p : kPresets) {
           const Options opt = c.options(preset_options(p));
-          const gate::Expected e = gate::expect(c.stream, opt, twin.input);
+          const gate::Expected e = gate::expect(c.stream, opt, twin.policy);
           if (!e.valid) continue;
-          const accuracy::Verdict v = twin.judge(twin.run(e.input, opt), e);
+          const accuracy::Verdict v = gate::judge(twin.run(e.input, opt), e).verdict;
           if (!v.pass) {
             Counterexample cx;
             cx.c = c;
@@ -405,10 +397,11 @@ TEST(ChunkedTwinFindings, ReplayTheShrunkFailures) {
     if (test::write_counterexamples()) save_counterexample(path, search_chunked_failure(f), true);
     const Counterexample cx = load_counterexample(path);
     const Twin chunked = chunked_twin(f.kind), fused = fused_twin(impl::input_kind(f.kind));
-    const gate::Expected e = gate::expect(cx.c.stream, cx.opt, chunked.input);
-    ASSERT_TRUE(e.valid) << f.file << ": " << e.reason;
-    const accuracy::Verdict vc = chunked.judge(chunked.run(e.input, cx.opt), e);
-    const accuracy::Verdict vf = fused.judge(fused.run(e.input, cx.opt), e);
+    const gate::Expected ec = gate::expect(cx.c.stream, cx.opt, chunked.policy), ef = gate::expect(cx.c.stream, cx.opt, fused.policy);
+    ASSERT_TRUE(ec.valid) << f.file << ": " << ec.reason;
+    ASSERT_TRUE(ef.valid) << f.file << ": " << ef.reason;
+    const accuracy::Verdict vc = gate::judge(chunked.run(ec.input, cx.opt), ec).verdict;
+    const accuracy::Verdict vf = gate::judge(fused.run(ef.input, cx.opt), ef).verdict;
     std::cout << f.file << " (" << to_string(cx.c.family) << ", T = " << cx.c.stream.dims.T << ", "
               << describe(cx.opt).substr(0, 60) << "...):\n  " << chunked.name << ": " << vc.summary() << "\n  " << fused.name
               << ": " << vf.summary() << "\n";
