@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -81,33 +82,45 @@ std::vector<BenchRow> parse_benchmark_table(const std::string& md) {
   return rows;
 }
 
+// The run's date as the report records it ("date (UTC): 2026-12-01 05:58:17",
+// the line scripts/gpu_report.sh writes first); "" where there is none, which
+// sorts before every dated report.
+static std::string recorded_date(const std::string& text) {
+  static const std::regex kDate(R"(date \(UTC\): (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))");
+  std::smatch m;
+  return std::regex_search(text, m, kDate) ? m[1].str() : std::string();
+}
+
 std::optional<GpuReport> find_gpu_report(const std::string& repo_root) {
   namespace fs = std::filesystem;
   const fs::path base = fs::path(repo_root) / "reports" / "gpu";
   std::error_code ec;
   if (!fs::is_directory(base, ec)) return std::nullopt;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(base, ec))
-    if (e.is_regular_file(ec) && e.path().extension() == ".md") files.push_back(e.path());
-  std::sort(files.rbegin(), files.rend());
-  for (const auto& f : files) {
-    const std::string text = slurp(f);
-    auto rows = parse_benchmark_table(text);
-    if (rows.empty()) continue;
-    GpuReport r;
-    r.file = fs::relative(f, repo_root, ec).string();
-    r.rows = std::move(rows);
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line))
-      if (const auto at = line.find("NVIDIA"); at != std::string::npos) {
-        r.gpu = line.substr(at, line.find(',', at) == std::string::npos ? std::string::npos : line.find(',', at) - at);
-        break;
-      }
-    if (r.gpu.empty()) r.gpu = "(GPU not named in the report)";
-    return r;
+  // Newest by the recorded run date, then by name: a later kernel's report may
+  // carry a suffix (2026-12-01-h200-v5.md) that sorts before an earlier run's
+  // plain name (2026-12-01-h200.md).
+  std::optional<std::pair<std::string, fs::path>> best;
+  std::string best_text;
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    if (!e.is_regular_file(ec) || e.path().extension() != ".md") continue;
+    std::string text = slurp(e.path());
+    if (parse_benchmark_table(text).empty()) continue;
+    auto key = std::make_pair(recorded_date(text), e.path());
+    if (!best || key > *best) best = std::move(key), best_text = std::move(text);
   }
-  return std::nullopt;
+  if (!best) return std::nullopt;
+  GpuReport r;
+  r.file = fs::relative(best->second, repo_root, ec).string();
+  r.rows = parse_benchmark_table(best_text);
+  std::istringstream in(best_text);
+  std::string line;
+  while (std::getline(in, line))
+    if (const auto at = line.find("NVIDIA"); at != std::string::npos) {
+      r.gpu = line.substr(at, line.find(',', at) == std::string::npos ? std::string::npos : line.find(',', at) - at);
+      break;
+    }
+  if (r.gpu.empty()) r.gpu = "(GPU not named in the report)";
+  return r;
 }
 
 std::optional<double> crossover_length(double per_step_ms, std::vector<std::pair<double, double>> sdpa, std::string* note) {

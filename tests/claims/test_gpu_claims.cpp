@@ -27,9 +27,9 @@ struct TempRepo {
     std::error_code ec;
     fs::remove_all(root, ec);
   }
-  void report(const std::string& rows) const {
-    std::ofstream(root / "reports" / "gpu" / "2026-01-01-test.md")
-        << "# report\nNVIDIA Test GPU, 1.0, 1 MiB\n\n## Benchmark\n\n"
+  void report(const std::string& rows, const std::string& name = "2026-01-01-test.md", const std::string& date = "") const {
+    std::ofstream(root / "reports" / "gpu" / name)
+        << "# report\n" << (date.empty() ? "" : "date (UTC): " + date + "\n") << "NVIDIA Test GPU, 1.0, 1 MiB\n\n## Benchmark\n\n"
         << "| B | H | T | D | fp32 | bf16 | bf16-state | us/step (bf16) | torch loop (extrap.) | loop / bf16 | SDPA bf16 | SDPA / bf16 |\n"
         << "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         << rows << "\nafter the table\n";
@@ -86,6 +86,25 @@ TEST(GpuLogs, CrossoverOfAPlantedQuadraticSoftmax) {
   EXPECT_NE(note.find("extrapolated"), std::string::npos);
   // Softmax slower from the start: no crossing to report.
   EXPECT_FALSE(crossover_length(1e-9, sdpa, &note));
+}
+
+// A later kernel's report may carry a suffix that sorts before an earlier run's
+// plain name: the recorded run date decides, undated reports count as oldest.
+TEST(GpuLogs, TheNewestReportIsTheLatestRecordedRun) {
+  TempRepo repo;
+  repo.report(row(1, 16, 4096, 64, "1.0", "20.0", "-"), "2026-12-01-h200.md", "2026-12-01 05:58:17");
+  repo.report(row(1, 16, 4096, 64, "2.0", "20.0", "-"), "2026-12-01-h200-v5.md", "2026-12-01 09:10:00");
+  repo.report(row(1, 16, 4096, 64, "3.0", "20.0", "-"), "2026-12-02-undated.md");
+  auto rep = find_gpu_report(repo.root.string());
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(rep->file, "reports/gpu/2026-12-01-h200-v5.md");
+  ASSERT_EQ(rep->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*rep->rows[0].fp32_ms, 2.0);
+  // Same date: name order decides.
+  repo.report(row(1, 16, 4096, 64, "4.0", "20.0", "-"), "2026-12-01-h200-v6.md", "2026-12-01 09:10:00");
+  rep = find_gpu_report(repo.root.string());
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(rep->file, "reports/gpu/2026-12-01-h200-v6.md");
 }
 
 TEST(GpuClaims, NoReportIsInconclusive) {

@@ -30,8 +30,9 @@ struct GpuReport {
   std::vector<BenchRow> rows;
 };
 
-// The newest (last in name order) reports/gpu/*.md under repo_root that holds the
-// benchmark table; nullopt when there is none.
+// The newest reports/gpu/*.md under repo_root that holds the benchmark table:
+// the latest "date (UTC): YYYY-MM-DD HH:MM:SS" it records (undated reports
+// count as oldest), then the last in name order; nullopt when there is none.
 std::optional<GpuReport> find_gpu_report(const std::string& repo_root);
 
 // The sequence length at which softmax attention becomes slower than a kernel
