@@ -17,6 +17,8 @@
 #   PREV_LOGS  a directory of an earlier run's logs (logs.tgz unpacked) whose
 #              files are taken first: stages run now replace theirs.
 #   STAGE_TIMEOUT  seconds allowed to each test shard and sanitizer (default 330).
+#   REPORT_SUFFIX  appended to the report's name (reports/gpu/<date>-<gpu><suffix>.md), e.g. -v5 for a
+#              later kernel's report beside an earlier one of the same day.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 quick=""
@@ -47,7 +49,7 @@ stamp() { echo "[$((SECONDS - t0)) s] $*"; }
   python3 -c "import torch; print('torch', torch.__version__, 'built for CUDA', torch.version.cuda)"
   echo "kernel: $(uname -r); cores: $jobs"
   echo "stages: $stages"
-  echo "sha256 of the kernel source: $(cat gpu/cuda/fused_kernel.cuh gpu/cuda/fused_run.cu gpu/include/vla/gpu/fused_traits.hpp | sha256sum | cut -c1-16)"
+  echo "sha256 of the kernel source: $(cat gpu/cuda/fused_kernel.cuh gpu/cuda/cluster_kernel.cuh gpu/cuda/fused_run.cu gpu/include/vla/gpu/fused_traits.hpp | sha256sum | cut -c1-16)"
 } > "$logs/env.txt" 2>&1
 cat "$logs/env.txt"
 
@@ -100,7 +102,7 @@ want sanitizers && grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|exit status" "$lo
 # The report so far (rewritten after each stage, and copied with the raw logs
 # to $OUT when set): a run cut off at a time limit still leaves what it measured.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-z' | sed 's/nvidia //; s/[^a-z0-9]\+/-/g; s/-$//')
-report=reports/gpu/$(date -u +%F)-${gpu:-gpu}${quick:+-quick}.md
+report=reports/gpu/$(date -u +%F)-${gpu:-gpu}${REPORT_SUFFIX:-}${quick:+-quick}.md
 mkdir -p reports/gpu
 write_report() {
   python3 bench/gpu/make_report.py "$logs" "$report" && echo "wrote $report ($1)"

@@ -2,9 +2,10 @@
 // warm-up launch, median of the repeats, inputs drawn uniformly from [-1, 1]
 // (never all zero). Prints a Markdown table and writes CSV rows.
 //   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S] [--bh BxH,..] [--t T,..] [--d D,..]
-//             [--layout auto|few|many]
+//             [--layout auto|cluster|few|many]
 // (--bh, --t, --d replace the default shape lists, e.g. --bh 1x16,1x128 --t 16384 --d 64,128;
-// --layout forces the fused kernel's block layout, default: the launcher's choice)
+// --layout forces the fused kernel's block layout, default: the launcher's choice; cluster: kernel v5's
+// thread-block cluster per head)
 // Shapes: B*H in {16, 128, 1024} (B, H = 1x16, 1x128, 8x128), T in {4096,
 // 16384, 65536}, D in {32, 64, 128}, the three precisions; a shape is skipped
 // (and the table says why) when its buffers exceed --max-gib or its predicted
@@ -95,7 +96,8 @@ double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
 double flops_per_head_step(int D) { return 6.0 * 2.0 * D * D; }
 
 const char* layout_name(gpu::FusedLayout l) {
-  return l == gpu::FusedLayout::many_heads ? "many-heads" : l == gpu::FusedLayout::few_heads ? "few-heads" : "auto";
+  return l == gpu::kFusedLayoutCluster ? "cluster"
+       : l == gpu::FusedLayout::many_heads ? "many-heads" : l == gpu::FusedLayout::few_heads ? "few-heads" : "auto";
 }
 
 // "a,b,c" -> {a, b, c}; "1x16,8x128" -> {{1, 16}, {8, 128}}; empty on a malformed list.
@@ -155,8 +157,9 @@ int main(int argc, char** argv) {
       if (l == "auto") layout = gpu::FusedLayout::automatic;
       else if (l == "few") layout = gpu::FusedLayout::few_heads;
       else if (l == "many") layout = gpu::FusedLayout::many_heads;
+      else if (l == "cluster") layout = gpu::kFusedLayoutCluster;
       else {
-        std::fprintf(stderr, "bench_gpu: --layout wants auto, few or many, got '%s'\n", argv[i]);
+        std::fprintf(stderr, "bench_gpu: --layout wants auto, cluster, few or many, got '%s'\n", argv[i]);
         return 2;
       }
     }
@@ -179,18 +182,21 @@ int main(int argc, char** argv) {
                 prop.totalGlobalMem / 1073741824.0);
 
     const Kind kinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
-    std::printf("\nkernel resources (threads/block, registers/thread, static smem, local bytes, blocks/SM):\n");
+    std::printf("\nkernel resources (threads/block, registers/thread, static smem, local bytes, blocks/SM; cluster: blocks per\n"
+                "cluster, clusters per wave):\n");
     for (int D : {16, 32, 64, 128})
       for (Kind k : kinds)
-        for (gpu::FusedLayout l : {gpu::FusedLayout::few_heads, gpu::FusedLayout::many_heads}) {
+        for (gpu::FusedLayout l : {gpu::kFusedLayoutCluster, gpu::FusedLayout::few_heads, gpu::FusedLayout::many_heads}) {
           gpu::FusedParams p;
           p.B = p.H = 1;
           p.D = D;
           p.layout = l;
           const auto ki = gpu::fused_kernel_info(p, k);
           if (ki.layout != l) continue;  // one layout only (D = 128)
-          std::printf("  D=%-3d %-10s %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM\n", D, impl::to_string(k).c_str(),
+          std::printf("  D=%-3d %-10s %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM", D, impl::to_string(k).c_str(),
                       layout_name(l), ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
+          if (l == gpu::kFusedLayoutCluster) std::printf(", %d blocks/cluster, %d clusters/wave", ki.cluster_blocks, ki.wave_clusters);
+          std::printf("\n");
         }
 
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;

@@ -135,14 +135,14 @@ __device__ __forceinline__ float pairwise_sum(float (&x)[N]) {
   return x[0];
 }
 
-// This lane's partials of M_r . x for its R rows (R independent FMA chains).
-template <class Tr>
-__device__ __forceinline__ void row_partials(const float (&M)[Tr::R][Tr::CW], const float (&x)[Tr::CW], float (&out)[Tr::R]) {
+// This lane's partials of M_r . x for its RN rows (RN independent FMA chains).
+template <int RN, int CW>
+__device__ __forceinline__ void row_partials(const float (&M)[RN][CW], const float (&x)[CW], float (&out)[RN]) {
 #pragma unroll
-  for (int rr = 0; rr < Tr::R; ++rr) {
+  for (int rr = 0; rr < RN; ++rr) {
     float acc = 0.0f;
 #pragma unroll
-    for (int jj = 0; jj < Tr::CW; ++jj) acc = core::vfma(M[rr][jj], x[jj], acc);
+    for (int jj = 0; jj < CW; ++jj) acc = core::vfma(M[rr][jj], x[jj], acc);
     out[rr] = acc;
   }
 }
@@ -210,14 +210,178 @@ struct FusedSmem {
   float frw[2][kChunk][Tr::NW];            // per-warp partials of ||S_t||_F^2, by chunk parity
 };
 
+// This thread's input copy (at most one 16-byte piece per step; kernels of any
+// block size with at least 4 D / (16-byte pieces) threads): its source at step
+// 0 and its offset in a ring slot, fixed for the whole run.
+template <class Tr, class Prec>
+struct InputCopies {
+  using In = typename Prec::In;
+  static constexpr int kElemsPer16B = 16 / static_cast<int>(sizeof(In));
+  static constexpr int kChunksPerVec = Tr::D / kElemsPer16B;
+  const In* src;  // step t's, t = 0, 1, ..
+  In* dst;        // + slot * 4 D
+  std::size_t stride;
+  int T;
+  bool copies;
+  __device__ InputCopies(FusedSmem<Tr, Prec>& sm, const FusedParams& p, int tid, std::size_t base, std::size_t stride_)
+      : stride(stride_), T(p.T) {
+    const int nvec = p.u != nullptr ? 4 : 3;
+    copies = tid < nvec * kChunksPerVec;
+    const int cvec = tid / kChunksPerVec, cpart = tid % kChunksPerVec;
+    const void* const vec = cvec == 0 ? p.q : cvec == 1 ? p.k : cvec == 2 ? p.v : p.u;  // no array: no local memory
+    src = copies ? static_cast<const In*>(vec) + base + cpart * kElemsPer16B : nullptr;
+    dst = &sm.ring[0][0][0] + cvec * Tr::D + cpart * kElemsPer16B;
+  }
+  // Starts the copies of step t's inputs into its ring slot (called for t = 0,
+  // 1, 2, .. in order); always commits a group (empty past T) so that group
+  // counting stays uniform.
+  __device__ __forceinline__ void issue(int t) {
+    if (t < T && copies) {
+      __pipeline_memcpy_async(dst + (t & (kRing - 1)) * (4 * Tr::D), src, 16);
+      src += stride;
+    }
+    __pipeline_commit();
+  }
+};
+
+// Features of steps t0 .. t0 + ns - 1 (ns <= kChunk) by a block of BLOCK
+// threads: k^ and u, and where `readout`, phi(q) and phi(k) (for the n scan).
+// Block row group fgi takes steps fgi, fgi + BLOCK / G, ...; every lane of a
+// warp runs every pass (the shuffles need the whole warp), a group past the
+// chunk's end on a copy of step t0, unstored.
+template <class Tr, class Prec, int BLOCK>
+__device__ void feature_vectors(FusedSmem<Tr, Prec>& sm, const FusedParams& p, int t0, int ns, int fgi, int c, bool readout) {
+  using In = typename Prec::In;
+  constexpr int D = Tr::D, CW = Tr::CW, FGROUPS = BLOCK / Tr::G;
+  const int slot0 = t0 & (kRing - 1);
+#pragma unroll 1
+  for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
+    const int s = s0 + fgi, se = s < ns ? s : 0;
+    const In* slot = &sm.ring[(t0 + se) & (kRing - 1)][0][0];
+    float x[CW], phik[CW], kh[CW], u[CW], phiq[CW];
+    load_inputs<Prec, CW>(slot + 1 * D + c * CW, x);
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) phik[jj] = core::phi(x[jj], p.elu1);
+    if (p.normalize_key) {
+      const float nk = core::vsqrt(seg_dot<Tr>(phik, phik));
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj] / nk;
+    } else {
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj];
+    }
+    if (p.u != nullptr) {
+      load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
+    } else {
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
+    }
+    if (p.u_unit_scaled) {
+      const float nu = core::vsqrt(seg_dot<Tr>(u, u));
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
+    }
+    if (readout) {
+      load_inputs<Prec, CW>(slot + 0 * D + c * CW, x);
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) phiq[jj] = core::phi(x[jj], p.elu1);
+    }
+    if (s < ns) {
+#pragma unroll
+      for (int jj = 0; jj < CW; jj += 4) {
+        *reinterpret_cast<float4*>(&sm.kh[slot0 + s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
+        *reinterpret_cast<float4*>(&sm.u[slot0 + s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
+        if (readout) {
+          *reinterpret_cast<float4*>(&sm.phiq[slot0 + s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
+          *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(phik[jj], phik[jj + 1], phik[jj + 2], phik[jj + 3]);
+        }
+      }
+    }
+  }
+}
+
+// n_t = n_{t-1} + phi(k_t) over the ns steps of a chunk, in step order, by the
+// lanes of one row group (n: their column segments); the loads of NB steps
+// issued together (only the additions are a chain).
+template <class Tr, class Prec>
+__device__ void scan_n(FusedSmem<Tr, Prec>& sm, int ns, int c, float (&n)[Tr::CW]) {
+  constexpr int CW = Tr::CW, NB = CW <= 4 ? 4 : 1;
+#pragma unroll 1
+  for (int s0 = 0; s0 < ns; s0 += NB) {
+    float x[NB][CW];
+#pragma unroll
+    for (int k = 0; k < NB; ++k)
+      if (s0 + k < ns) load_floats<CW>(&sm.scan[s0 + k][c * CW], x[k]);
+#pragma unroll
+    for (int k = 0; k < NB; ++k) {
+      if (s0 + k < ns) {
+#pragma unroll
+        for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + x[k][jj];
+#pragma unroll
+        for (int jj = 0; jj < CW; jj += 4)
+          *reinterpret_cast<float4*>(&sm.scan[s0 + k][c * CW + jj]) = make_float4(n[jj], n[jj + 1], n[jj + 2], n[jj + 3]);
+      }
+    }
+  }
+}
+
+// The ratio denominators n_t . phi(q_t) of a chunk's ns steps (after scan_n and a barrier).
+template <class Tr, class Prec, int BLOCK>
+__device__ void ratio_dens(FusedSmem<Tr, Prec>& sm, const FusedParams& p, int t0, int ns, int fgi, int c) {
+  constexpr int CW = Tr::CW, FGROUPS = BLOCK / Tr::G;
+  const int buf = (t0 / kChunk) & 1, slot0 = t0 & (kRing - 1);
+#pragma unroll 1
+  for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
+    const int s = s0 + fgi, se = s < ns ? s : 0;
+    float nt[CW], phiq[CW];
+    load_floats<CW>(&sm.scan[se][c * CW], nt);
+    load_floats<CW>(&sm.phiq[slot0 + se][c * CW], phiq);
+    const float den = core::readout_den(seg_dot<Tr>(nt, phiq), p.den_floor);
+    if (s < ns && c == 0) sm.den[buf][s] = den;
+  }
+}
+
+// o of the steps of chunk ck (kChunk steps from ck kChunk, fewer at the end),
+// rows r0 .. r0 + nrows - 1, from y and the denominators, by 16-byte pieces.
+template <class Tr, class Prec, int BLOCK>
+__device__ void write_o(FusedSmem<Tr, Prec>& sm, const FusedParams& p, int ck, std::size_t base, std::size_t stride, int r0, int nrows, int tid) {
+  const int t0 = ck * kChunk, ns = min(kChunk, p.T - t0), buf = ck & 1, slot0 = t0 & (kRing - 1), pieces = nrows / 4;
+  for (int i = tid; i < ns * pieces; i += BLOCK) {
+    const int s = i / pieces, col = r0 + (i % pieces) * 4;
+    float y[4];
+    load_floats<4>(&sm.y[slot0 + s][col], y);
+    if (p.ratio) {
+      const float den = sm.den[buf][s];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) y[j] = y[j] / den;
+    }
+    auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t0 + s) * stride + col;
+    if constexpr (Prec::bf16_io) {
+      *reinterpret_cast<uint2*>(o) = make_uint2(Prec::out_bits(y[0]) | (unsigned(Prec::out_bits(y[1])) << 16),
+                                                Prec::out_bits(y[2]) | (unsigned(Prec::out_bits(y[3])) << 16));
+    } else {
+      *reinterpret_cast<float4*>(o) = make_float4(Prec::out_bits(y[0]), Prec::out_bits(y[1]), Prec::out_bits(y[2]), Prec::out_bits(y[3]));
+    }
+  }
+}
+
+// ||S_t||_F^2's partial of one warp of the twin's layout: its RPW = 32 R / G
+// consecutive row norms (one per span of G / R lanes) by the shuffle tree.
+template <class Tr>
+__device__ __forceinline__ float warp_rows_sum(const float* fr) {
+  constexpr int RPW = 32 * Tr::R / Tr::G;
+  float x[RPW];
+#pragma unroll
+  for (int k = 0; k < RPW; ++k) x[k] = fr[k];
+  return pairwise_sum<RPW>(x);
+}
+
 template <class Tr, class Prec>
 __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NW = Tr::NW;
-  constexpr int BLOCK = block_threads<Tr>(), FGROUPS = BLOCK / G;  // row groups of the whole block (features)
-  constexpr int kElemsPer16B = 16 / static_cast<int>(sizeof(In));
-  constexpr int kChunksPerVec = D / kElemsPer16B;
-  static_assert(BLOCK >= 4 * kChunksPerVec, "one 16-byte copy per thread and step at most");
+  constexpr int BLOCK = block_threads<Tr>();
+  static_assert(BLOCK >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
   extern __shared__ __align__(16) unsigned char vla_smem[];
   auto& sm = *reinterpret_cast<FusedSmem<Tr, Prec>*>(vla_smem);
 
@@ -232,25 +396,8 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
   const int T = p.T;
   const std::size_t stride = std::size_t(p.H) * D;              // elements between steps
   const std::size_t base = (std::size_t(b) * T * p.H + h) * D;  // element (b, 0, h, 0)
-  const int nvec = p.u != nullptr ? 4 : 3;
-
-  // This thread's input copy (at most one 16-byte piece per step): its source
-  // at step 0 and its offset in a ring slot, fixed for the whole run.
-  const bool copies = tid < nvec * kChunksPerVec;
-  const int cvec = tid / kChunksPerVec, cpart = tid % kChunksPerVec;
-  const void* const copy_vec = cvec == 0 ? p.q : cvec == 1 ? p.k : cvec == 2 ? p.v : p.u;  // no array: no local memory
-  const In* copy_src = copies ? static_cast<const In*>(copy_vec) + base + cpart * kElemsPer16B : nullptr;  // step t's, t = 0, 1, ..
-  In* const copy_dst = &sm.ring[0][0][0] + cvec * D + cpart * kElemsPer16B;                                // + slot * 4 D
-  // Starts the copies of step t's inputs into its ring slot (called for t = 0,
-  // 1, 2, .. in order); always commits a group (empty past T) so that group
-  // counting stays uniform.
-  auto issue = [&](int t) {
-    if (t < T && copies) {
-      __pipeline_memcpy_async(copy_dst + (t & (kRing - 1)) * (4 * D), copy_src, 16);
-      copy_src += stride;
-    }
-    __pipeline_commit();
-  };
+  InputCopies<Tr, Prec> copy(sm, p, tid, base, stride);
+  auto issue = [&](int t) { copy.issue(t); };
 
   // State: A = I / lambda0, S = 0 (this thread's rows x column segment); split,
   // MA and MS are one array, A on the A side and S on the S side. n = 0 (the
@@ -274,30 +421,11 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
   // square root) by the S side's threads. TwinPolicy::sum is this order.
   auto flush_rows = [&](int ck) {
     const int t0 = ck * kChunk, ns = min(kChunk, T - t0), buf = ck & 1, slot0 = t0 & (kRing - 1);
-    for (int i = tid; i < ns * (D / 4); i += BLOCK) {
-      const int s = i / (D / 4), col = (i % (D / 4)) * 4;
-      float y[4];
-      load_floats<4>(&sm.y[slot0 + s][col], y);
-      if (p.ratio) {
-        const float den = sm.den[buf][s];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) y[j] = y[j] / den;
-      }
-      auto* o = static_cast<typename Prec::Out*>(p.o) + base + std::size_t(t0 + s) * stride + col;
-      if constexpr (Prec::bf16_io) {
-        *reinterpret_cast<uint2*>(o) = make_uint2(Prec::out_bits(y[0]) | (unsigned(Prec::out_bits(y[1])) << 16),
-                                                  Prec::out_bits(y[2]) | (unsigned(Prec::out_bits(y[3])) << 16));
-      } else {
-        *reinterpret_cast<float4*>(o) = make_float4(Prec::out_bits(y[0]), Prec::out_bits(y[1]), Prec::out_bits(y[2]), Prec::out_bits(y[3]));
-      }
-    }
+    write_o<Tr, Prec, BLOCK>(sm, p, ck, base, stride, 0, D, tid);
     constexpr int RPW = 32 * R / G;  // rows per warp (one per span of G / R lanes)
     for (int i = tid; i < ns * NW; i += BLOCK) {
       const int s = i / NW, w = i % NW;
-      float x[RPW];
-#pragma unroll
-      for (int k = 0; k < RPW; ++k) x[k] = sm.fr[slot0 + s][w * RPW + k];
-      sm.frw[buf][s][w] = pairwise_sum<RPW>(x);
+      sm.frw[buf][s][w] = warp_rows_sum<Tr>(&sm.fr[slot0 + s][w * RPW]);
     }
   };
   auto flush_norms = [&](int ck) {
@@ -311,91 +439,20 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
     }
   };
 
-  // Features of steps t0 .. t0 + ns - 1 (ns <= kChunk). Block row group fgi takes
-  // steps fgi, fgi + FGROUPS, ...; every lane of a warp runs every pass (the
-  // shuffles need the whole warp), a group past the chunk's end on a copy of step
-  // t0, unstored. Writes the outputs of the chunk two behind first (its buffers
-  // are the ones this chunk's readouts will fill). Ends with a barrier: the
-  // features are visible when it returns (the denominators after the next barrier).
+  // Features of steps t0 .. t0 + ns - 1 (ns <= kChunk) by the whole block
+  // (feature_vectors, scan_n, ratio_dens). Writes the outputs of the chunk two
+  // behind first (its buffers are the ones this chunk's readouts will fill).
+  // Ends with a barrier: the features are visible when it returns (the
+  // denominators after the next barrier).
   auto features = [&](int t0) {
-    const int ns = min(kChunk, T - t0), buf = (t0 / kChunk) & 1, slot0 = t0 & (kRing - 1);
+    const int ns = min(kChunk, T - t0);
     if (t0 >= 2 * kChunk) flush_rows(t0 / kChunk - 2);
-#pragma unroll 1
-    for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
-      const int s = s0 + fgi, se = s < ns ? s : 0;
-      const In* slot = &sm.ring[(t0 + se) & (kRing - 1)][0][0];
-      float x[CW], phik[CW], kh[CW], u[CW], phiq[CW];
-      load_inputs<Prec, CW>(slot + 1 * D + c * CW, x);
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) phik[jj] = core::phi(x[jj], p.elu1);
-      if (p.normalize_key) {
-        const float nk = core::vsqrt(seg_dot<Tr>(phik, phik));
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj] / nk;
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj];
-      }
-      if (nvec == 4) {
-        load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
-      }
-      if (p.u_unit_scaled) {
-        const float nu = core::vsqrt(seg_dot<Tr>(u, u));
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
-      }
-      load_inputs<Prec, CW>(slot + 0 * D + c * CW, x);
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) phiq[jj] = core::phi(x[jj], p.elu1);
-      if (s < ns) {
-#pragma unroll
-        for (int jj = 0; jj < CW; jj += 4) {
-          *reinterpret_cast<float4*>(&sm.kh[slot0 + s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
-          *reinterpret_cast<float4*>(&sm.u[slot0 + s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
-          *reinterpret_cast<float4*>(&sm.phiq[slot0 + s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
-          *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(phik[jj], phik[jj + 1], phik[jj + 2], phik[jj + 3]);
-        }
-      }
-    }
+    feature_vectors<Tr, Prec, BLOCK>(sm, p, t0, ns, fgi, c, true);
     __syncthreads();
     if (t0 >= 2 * kChunk) flush_norms(t0 / kChunk - 2);
-    // n_t = n_{t-1} + phi(k_t), in step order, by the lanes of row group 0; the
-    // loads of NB steps issued together (only the additions are a chain).
-    if (fgi == 0) {
-      constexpr int NB = CW <= 4 ? 4 : 1;
-#pragma unroll 1
-      for (int s0 = 0; s0 < ns; s0 += NB) {
-        float x[NB][CW];
-#pragma unroll
-        for (int k = 0; k < NB; ++k)
-          if (s0 + k < ns) load_floats<CW>(&sm.scan[s0 + k][c * CW], x[k]);
-#pragma unroll
-        for (int k = 0; k < NB; ++k) {
-          if (s0 + k < ns) {
-#pragma unroll
-            for (int jj = 0; jj < CW; ++jj) n[jj] = n[jj] + x[k][jj];
-#pragma unroll
-            for (int jj = 0; jj < CW; jj += 4)
-              *reinterpret_cast<float4*>(&sm.scan[s0 + k][c * CW + jj]) = make_float4(n[jj], n[jj + 1], n[jj + 2], n[jj + 3]);
-          }
-        }
-      }
-    }
+    if (fgi == 0) scan_n<Tr, Prec>(sm, ns, c, n);
     __syncthreads();
-    if (p.ratio) {
-#pragma unroll 1
-      for (int s0 = 0; s0 < kChunk; s0 += FGROUPS) {
-        const int s = s0 + fgi, se = s < ns ? s : 0;
-        float nt[CW], phiq[CW];
-        load_floats<CW>(&sm.scan[se][c * CW], nt);
-        load_floats<CW>(&sm.phiq[slot0 + se][c * CW], phiq);
-        const float den = core::readout_den(seg_dot<Tr>(nt, phiq), p.den_floor);
-        if (s < ns && c == 0) sm.den[buf][s] = den;
-      }
-    }
+    if (p.ratio) ratio_dens<Tr, Prec, BLOCK>(sm, p, t0, ns, fgi, c);
   };
 
   // This lane's row after a reduce-scatter (lanes c % SPAN == 0 own it; the
@@ -437,7 +494,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
 
   // S side: this lane's partials of the readout of S (S phi(q) and the row norms).
   auto readout_partials = [&](const float (&phiq)[CW], float (&yp)[R], float (&np)[R]) {
-    row_partials<Tr>(MS, phiq, yp);
+    row_partials(MS, phiq, yp);
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) np[rr] = seg_partial<CW>(MS[rr], MS[rr]);
   };
@@ -466,7 +523,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
     auto& rrow = xr[Tr::SPLIT ? 0 : 1];
     sides([&] {
       float zp[1][R], z[1];
-      row_partials<Tr>(MA, u, zp[0]);
+      row_partials(MA, u, zp[0]);
       group_reduce_scatter<G, R, 1>(zp, c, z);
       if (owner) sm.z[par][row] = z[0];
       group_rows<G, R>(z[0], zrow);
@@ -474,12 +531,12 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
       float red[3];
       if constexpr (CW <= 4) {
         float part[3][R];
-        row_partials<Tr>(MS, kh, part[0]);
+        row_partials(MS, kh, part[0]);
         readout_partials(phiq_prev, part[1], part[2]);
         group_reduce_scatter<G, R, 3>(part, c, red);
       } else {  // at D = 128 three interleaved rounds would spill: S k^ first, then the readout's two
         float one[1][R], two[2][R], r1[1], r2[2];
-        row_partials<Tr>(MS, kh, one[0]);
+        row_partials(MS, kh, one[0]);
         group_reduce_scatter<G, R, 1>(one, c, r1);
         readout_partials(phiq_prev, two[0], two[1]);
         group_reduce_scatter<G, R, 2>(two, c, r2);
@@ -539,7 +596,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
       }
       if (!exact) {  // w = A_t k^ for the S side's gate
         float wp[1][R], w[1];
-        row_partials<Tr>(MA, kh, wp[0]);
+        row_partials(MA, kh, wp[0]);
         group_reduce_scatter<G, R, 1>(wp, c, w);
         if (owner) sm.w[row] = w[0];
       }
@@ -616,6 +673,12 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 
+}  // namespace vla::gpu::detail
+
+#include "cluster_kernel.cuh"  // kernel v5: the cluster layout (uses the pieces above)
+
+namespace vla::gpu::detail {
+
 // Shared memory of one block (dynamic: above the 48 KB static limit for D = 128).
 template <class Tr, class Prec>
 constexpr int smem_bytes() {
@@ -661,19 +724,27 @@ long long wave_blocks() {
 template <int D, class Prec>
 bool many_heads(const FusedParams& p) {
   if constexpr (!FusedTraits<D>::SPLIT) return false;
-  switch (p.layout) {
-    case FusedLayout::few_heads: return false;
-    case FusedLayout::many_heads: return true;
-    case FusedLayout::automatic: break;
-  }
+  if (p.layout == FusedLayout::few_heads) return false;
+  if (p.layout == FusedLayout::many_heads) return true;
   const long long few = wave_blocks<FusedTraits<D>, Prec>();
   return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
 }
 
+// Whether launch p at head dimension D runs the cluster layout (kernel v5):
+// asked for, or (automatic) its B*H clusters run at once (one wave); beyond, the
+// choice of many_heads.
+template <int D, class Prec>
+bool cluster_layout(const FusedParams& p) {
+  if (p.layout == kFusedLayoutCluster) return true;
+  if (p.layout != FusedLayout::automatic) return false;
+  return static_cast<long long>(p.B) * p.H <= cluster_wave<FusedTraitsCluster<D>, Prec>();
+}
+
 // Launches the kernel for head dimension D and precision Prec in the layout
-// many_heads chooses.
+// cluster_layout, else many_heads, chooses.
 template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
+  if (cluster_layout<D, Prec>(p)) return launch_cluster<FusedTraitsCluster<D>, Prec>(p, stream);
   if constexpr (FusedTraits<D>::SPLIT)
     if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
   launch_layout<FusedTraits<D>, Prec>(p, stream);
@@ -697,6 +768,7 @@ KernelInfo kernel_info_layout() {
 // The kernel that launch p runs: its resources and its layout.
 template <int D, class Prec>
 KernelInfo kernel_info_typed(const FusedParams& p) {
+  if (cluster_layout<D, Prec>(p)) return cluster_kernel_info<FusedTraitsCluster<D>, Prec>();
   if constexpr (FusedTraits<D>::SPLIT) {
     if (many_heads<D, Prec>(p)) {
       KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();

@@ -68,15 +68,21 @@ struct Case {
   bool bitwise() const { return opt.feature_map == FeatureMap::identity || fam == ts::Family::positive; }
 };
 
-// The block layouts a case runs in (impl::FusedLayout): both where D has two
-// (fused_traits.hpp: the few-heads layout splits A and S over two thread sets,
-// the many-heads one does not), one where the few-heads layout is unsplit
-// already. The twin is the same for both (same NT and G, same reduction order).
+// The block layouts a case runs in (impl::FusedLayout): the thread-block
+// cluster of kernel v5 (gpu::kFusedLayoutCluster: A and S on different SMs), and
+// the one-block layouts of v4b: both where D has two (fused_traits.hpp: the
+// few-heads layout splits A and S over two thread sets, the many-heads one does
+// not), one where the few-heads layout is unsplit already. The twin is the same
+// for all (same NT and G, same reduction order).
 std::vector<impl::FusedLayout> layouts_for(int D) {
   const bool split = D == 16 ? gpu::FusedTraits<16>::SPLIT : D == 32 ? gpu::FusedTraits<32>::SPLIT
                    : D == 64 ? gpu::FusedTraits<64>::SPLIT : gpu::FusedTraits<128>::SPLIT;
-  if (!split) return {impl::FusedLayout::few_heads};
-  return {impl::FusedLayout::few_heads, impl::FusedLayout::many_heads};
+  if (!split) return {gpu::kFusedLayoutCluster, impl::FusedLayout::few_heads};
+  return {gpu::kFusedLayoutCluster, impl::FusedLayout::few_heads, impl::FusedLayout::many_heads};
+}
+
+const char* layout_tag(impl::FusedLayout l) {
+  return l == gpu::kFusedLayoutCluster ? " cluster" : l == impl::FusedLayout::many_heads ? " many" : " few";
 }
 
 void run_case(const Case& c, std::uint64_t seed) {
@@ -92,7 +98,7 @@ void run_case(const Case& c, std::uint64_t seed) {
       const auto prec = accuracy::precision_of(kind);
       for (impl::FusedLayout layout : layouts_for(c.D)) {
         ++cases;
-        const std::string tag = tag0 + (layout == impl::FusedLayout::many_heads ? " many" : " few");
+        const std::string tag = tag0 + layout_tag(layout);
         try {
           const Outputs gpu = impl::run(s, c.opt, kind, impl::Device::cuda, layout);
           const Diff d = diff(gpu, twin, prec.bf16_out);
@@ -115,9 +121,10 @@ void run_case(const Case& c, std::uint64_t seed) {
 }
 
 #if defined(VLA_HAVE_CUDA)
-// The launcher's automatic choice: the few-heads layout while B*H blocks fit in
-// one wave of it (B = H = 1 always does); beyond (2^20 blocks never fit in one
-// wave), the many-heads one where D has two and it fits more blocks per SM.
+// The launcher's automatic choice: the cluster layout while B*H clusters run at
+// once with a block per SM (B = H = 1 always does, one more head than that does not);
+// beyond (2^20 heads never fit in one wave), the many-heads one where D has two
+// and it fits more blocks per SM.
 void check_automatic_layout() {
   for (int D : {16, 32, 64, 128})
     for (Kind kind : {Kind::fp32, Kind::bf16, Kind::bf16_state}) {
@@ -126,18 +133,27 @@ void check_automatic_layout() {
       p.D = D;
       p.B = p.H = 1;
       const auto one = gpu::fused_kernel_info(p, kind);
+      p.layout = impl::FusedLayout::few_heads;
+      const auto few = gpu::fused_kernel_info(p, kind);
       p.layout = layouts_for(D).back();
       const auto many = gpu::fused_kernel_info(p, kind);
       p.layout = impl::FusedLayout::automatic;
+      p.H = one.wave_clusters;
+      const auto full = gpu::fused_kernel_info(p, kind);
+      p.H = one.wave_clusters + 1;
+      const auto over = gpu::fused_kernel_info(p, kind);
       p.B = p.H = 1024;
       const auto wide = gpu::fused_kernel_info(p, kind);
-      const auto expect = many.blocks_per_sm > one.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
+      const auto expect = many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
       const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
-      const bool ok = one.layout == impl::FusedLayout::few_heads && one.blocks_per_sm >= 1 && wide.layout == expect;
-      std::printf("%-4s %-63s few-heads %d threads %d blocks/SM, many-heads %d threads %d blocks/SM; B*H=2^20 runs %s\n",
-                  ok ? "ok" : "FAIL", tag.c_str(), one.threads, one.blocks_per_sm, many.threads, many.blocks_per_sm,
-                  wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
-      if (!ok) fail(tag + ": not few-heads at B*H=1 and, at B*H=2^20, the layout with more blocks per SM");
+      const bool ok = one.layout == gpu::kFusedLayoutCluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 &&
+                      full.layout == gpu::kFusedLayoutCluster && over.layout != gpu::kFusedLayoutCluster && wide.layout == expect;
+      std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave; few-heads %d threads %d blocks/SM, many-heads %d threads %d "
+                  "blocks/SM; B*H=2^20 runs %s\n",
+                  ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, few.threads, few.blocks_per_sm,
+                  many.threads, many.blocks_per_sm, wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
+      if (!ok)
+        fail(tag + ": not the cluster layout up to one wave of clusters and, at B*H=2^20, the layout with more blocks per SM");
     }
 }
 #endif

@@ -71,4 +71,21 @@ struct FusedTraitsManyHeads : FusedTraitsUnsplit<D> {};
 template <>
 struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 
+// The few-heads layout of kernel v5 (issue 3; reports/gpu/FLOOR.md): one
+// thread-block cluster of 1 + NS blocks of NT threads per head. Block 0 holds A
+// in the layout above (the A recurrence and the gate a_t, pushed into the S
+// blocks' shared memory); S block j (1 .. NS) holds rows j D / NS .. of S with
+// the same G and CW, SR = R / NS rows per thread, and its readout. Every row's
+// dot is the same segments and tree as in FusedTraits<D>, and the row norms are
+// summed by the A block in TwinPolicy::sum's order (the twin's NW warps of RPW
+// rows): the CPU twin (TwinPolicy<FusedTraits<D>>) is this layout's twin too.
+template <int D, int NS_ = 2>
+struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
+  static constexpr int NS = NS_;               // S blocks
+  static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
+  static constexpr int SR = FusedTraitsCluster::R / NS;  // rows per thread of an S block
+  static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
+  static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
+};
+
 }  // namespace vla::gpu

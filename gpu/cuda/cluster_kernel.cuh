@@ -1,0 +1,520 @@
+// Kernel v5 (issue 3; reports/gpu/FLOOR.md): the fused VLA forward pass with the
+// A side and the S side on different SMs of one thread-block cluster per head.
+// Included by fused_kernel.cuh after the pieces it shares with the one-block
+// kernel (features, input copies, reductions); layout: FusedTraitsCluster
+// (fused_traits.hpp). Same per-element formulas, rounding points and reduction
+// order as the one-block kernel, hence the same CPU twin.
+//
+// Why. In a one-block kernel every step ends at a block-wide meeting of the two
+// sides (z), and the SM's instruction stream bounds the step. But A never
+// depends on S or v, and where the gate comes from z (core::gate_from_z_exact)
+// neither does a_t: the A block runs the A recurrence and the gate ahead, and
+// the S blocks consume a_t whenever it is there.
+//
+// Roles (cluster rank):
+//   0       the A block: z = A u (reduce-scatter, z by rows through shared memory,
+//           one barrier of its own per step), delta, g, the A update (+ ridge);
+//           warp 0 also forms a_t (z / ||z||, z / delta, or from w = A_t k^ where
+//           the gate is not exact: ridge steps, floored delta, u given) and its
+//           row group 0 pushes a_t into slot t % kRing of every S block's ring.
+//           It also sums the row norms of S into ||S_t||_F (TwinPolicy::sum's
+//           order) from the rows the S blocks send it.
+//   1..NS   S block j: rows (j-1) D / NS .. of S. Per step r = v - S k^ and the
+//           readout of step t-1 (S phi(q), row norms: three interleaved
+//           reduce-scatters), then waits (acquire) for a_t and updates S: no
+//           barrier per step at all. o rows a chunk at a time, as the one-block
+//           kernel; the row norms go to the A block as they are made.
+// Signalling, all by mbarriers: a_t travels by st.async, whose complete_tx on
+// the slot's mbarrier in the S block makes it visible there with the phase (no
+// fence on the A block's chain; the S block arms each slot's phase with its
+// expected bytes a chunk ahead). Flow control: the A block overwrites a slot
+// only after every S block has said (one release arrival per chunk on an
+// mbarrier in the A block) that it consumed the chunk two behind, and sent that
+// chunk's row norms: A runs up to 2 chunks ahead. Every wait is a bounded spin:
+// after kSpinLimitNs without progress the kernel prints which wait and traps (a
+// cluster's blocks are co-resident, so this means a bug).
+#pragma once
+
+#include <cooperative_groups.h>
+
+namespace vla::gpu::detail {
+
+namespace cg = cooperative_groups;
+
+// Shared memory of a cluster kernel's block (the same struct in every role; each
+// role uses its part).
+template <class Tr, class Prec>
+struct ClusterSmem {
+  FusedSmem<Tr, Prec> f;               // inputs, features, y, z, w, denominators
+  alignas(16) float a[kRing][Tr::D];   // S blocks: a_t in slot t % kRing (written by the A block)
+  alignas(16) float fr[4][kChunk][Tr::D];  // A block: ||row i of S_t||^2 of chunk t / kChunk mod 4 (written by the S blocks)
+  alignas(8) unsigned long long full[kRing];  // S blocks: phase k of slot s completes when a_{k kRing + s} is in
+  alignas(8) unsigned long long consumed[2];  // A block: phase k of c completes when every S block is done with chunk 2 k + c
+};
+
+// 32-bit shared-window address of a generic pointer to this block's shared memory.
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+// The same shared-memory offset in block `rank` of the cluster (shared::cluster window).
+__device__ __forceinline__ unsigned cluster_addr(unsigned local, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_cluster(unsigned addr, float x) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
+}
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// One arrival (release at cluster scope) on an mbarrier in another block.
+__device__ __forceinline__ void mbar_arrive_remote(unsigned addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr) : "memory");
+}
+// Whether the phase of parity `parity` of this block's mbarrier has completed.
+// mbar_try_wait: acquire at CTA scope, enough for data that st.async brought
+// (its complete_tx makes it visible with the phase); mbar_try_wait_cluster:
+// acquire at cluster scope, for what other blocks wrote before a release
+// arrival (in SASS it invalidates the L1: not per step).
+__device__ __forceinline__ bool mbar_try_wait(const unsigned long long* bar, unsigned parity) {
+  unsigned ok;
+  asm volatile("{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
+               : "=r"(ok)
+               : "r"(smem_addr(bar)), "r"(parity)
+               : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ bool mbar_try_wait_cluster(const unsigned long long* bar, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%1], %2;\n\tselp.b32 %0, 1, 0, P;\n\t}"
+      : "=r"(ok)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+// Arms this block's mbarrier for its current phase: the one arrival it counts,
+// and `bytes` of st.async data to land before the phase completes.
+__device__ __forceinline__ void mbar_arm(unsigned long long* bar, unsigned bytes) {
+  asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n\t}" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+// 16 bytes into another block's shared memory, counted (complete_tx) on its mbarrier at `bar`.
+__device__ __forceinline__ void st_async(unsigned addr, float x, float y, float z, float w, unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(addr), "f"(x), "f"(y),
+               "f"(z), "f"(w), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// A wait that cannot hang: spins until ready() (which acquires), and traps with
+// a message after kSpinLimitNs (seconds: far beyond any step, sanitizers included).
+constexpr unsigned long long kSpinLimitNs = 20'000'000'000ull;
+static __device__ __noinline__ void spin_timeout(const char* what) {
+  printf("vla fused cluster kernel: block %d (cluster rank %d) thread %d waited %llu s for %s: trap\n", blockIdx.x,
+         static_cast<int>(cg::this_cluster().block_rank()), threadIdx.x, kSpinLimitNs / 1'000'000'000ull, what);
+  __trap();
+}
+template <class Ready>
+__device__ __forceinline__ void spin_until(Ready&& ready, const char* what) {
+  if (ready()) return;
+  const unsigned long long t0 = global_ns();
+  while (!ready())
+    if (global_ns() - t0 > kSpinLimitNs) spin_timeout(what);
+}
+
+// The input copies of chunk ck (into the ring slots of chunk ck - 2), called
+// at the start of chunk ck - 1 after a barrier: the S blocks have no barrier per
+// step, so a slot is refilled only once the whole block is past its chunk.
+template <class Tr, class Prec>
+__device__ __forceinline__ void issue_chunk(InputCopies<Tr, Prec>& copy, int ck) {
+#pragma unroll 1
+  for (int s = 0; s < kChunk; ++s) copy.issue(ck * kChunk + s);
+}
+
+// The A block (cluster rank 0).
+template <class Tr, class Prec>
+__device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh) {
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NS = Tr::NS, NW = Tr::NW;
+  constexpr int RPW = 32 * R / G;  // rows per warp of the twin's layout (TwinPolicy::sum)
+  auto& sm = cs.f;
+  const int tid = threadIdx.x, c = tid % G, gi = tid / G, T = p.T;
+  float MA[R][CW];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = gi * R + rr == c * CW + jj ? p.inv_lambda0 : 0.0f;
+  constexpr int SPAN = G / R;
+  const int row = gi * R + c / SPAN;
+  const bool owner = c % SPAN == 0;
+  const bool u_is_kh = p.u == nullptr && !p.u_unit_scaled;  // u = k^: the gate may come from z
+  const bool want_zz = u_is_kh && p.normalize_gate;
+  const bool gate_warp = tid < 32, pusher = gi == 0;  // warp 0 forms a_t; its row group 0 pushes it
+  unsigned a_at[NS], full_at[NS];                     // slot 0 of this lane's a segment and of the mbarriers, in S block j
+#pragma unroll
+  for (int j = 0; j < NS; ++j) {
+    a_at[j] = cluster_addr(smem_addr(&cs.a[0][c * CW]), 1 + j);
+    full_at[j] = cluster_addr(smem_addr(&cs.full[0]), 1 + j);
+  }
+  // ||S_t||_F of the steps of chunk ck from the row norms the S blocks sent:
+  // the twin's warps' trees, added in warp order, by threads 0 .. ns-1.
+  auto write_norms = [&](int ck) {
+    const int t0 = ck * kChunk, ns = min(kChunk, T - t0);
+    if (tid < ns) {
+      float total = 0.0f;
+#pragma unroll 1
+      for (int w = 0; w < NW; ++w) total = total + warp_rows_sum<Tr>(&cs.fr[ck & 3][tid][w * RPW]);
+      p.state_norm[(std::size_t(bh / p.H) * T + t0 + tid) * p.H + bh % p.H] = core::vsqrt(total);
+    }
+  };
+
+  feature_vectors<Tr, Prec, NT>(sm, p, 0, min(kChunk, T), gi, c, false);
+  __syncthreads();
+  const float* const kh_seg = &sm.kh[0][c * CW];
+  const float* const u_seg = u_is_kh ? kh_seg : &sm.u[0][c * CW];
+  constexpr bool kAhead = CW <= 4;
+  float kh[CW], u[CW];
+  auto load_step = [&](int t) {
+    const int at = (t & (kRing - 1)) * D;
+    load_floats<CW>(kh_seg + at, kh);
+    load_floats<CW>(u_seg + at, u);
+  };
+  if constexpr (kAhead) load_step(0);
+
+#pragma unroll 1
+  for (int t = 0; t < T; ++t) {
+    const int par = t & 1;
+    if constexpr (!kAhead) load_step(t);
+    float zrow[R];
+    {
+      float zp[1][R], z[1];
+      row_partials(MA, u, zp[0]);
+      group_reduce_scatter<G, R, 1>(zp, c, z);
+      if (owner) sm.z[par][row] = z[0];
+      group_rows<G, R>(z[0], zrow);
+    }
+    __syncthreads();  // z visible to the block
+    float zc[CW];
+    load_floats<CW>(&sm.z[par][c * CW], zc);
+    float dz, inv_nz = 0.0f;
+    if (gate_warp) {
+      float dots[2] = {seg_partial<CW>(u, zc), want_zz ? seg_partial<CW>(zc, zc) : 0.0f};
+      group_sums<G, 2>(dots);
+      dz = dots[0];
+      if (want_zz) inv_nz = 1.0f / core::vsqrt(dots[1]);
+    } else {
+      dz = group_sum<G>(seg_partial<CW>(u, zc));
+    }
+    const float delta = core::sm_delta(dz, p.delta_floor);
+    const bool ridge = core::ridge_due(t + 1, p.ridge_every);
+    const bool exact = u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f;  // core::gate_from_z_exact (block-uniform)
+    // Quotients by one denominator as TwinPolicy::divide_all: one IEEE reciprocal, then products.
+    const float inv_delta = 1.0f / delta;
+    {
+      float g[CW];
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
+      if (ridge) {
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int jj = 0; jj < CW; ++jj) {
+            float e = core::sm_entry(MA[rr][jj], zrow[rr], g[jj]);
+            if (gi * R + rr == c * CW + jj) e = e + p.ridge;
+            MA[rr][jj] = Prec::store_state(e);
+          }
+      } else {
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = Prec::store_state(core::sm_entry(MA[rr][jj], zrow[rr], g[jj]));
+      }
+    }
+    float a[CW];
+    if (!exact) {  // w = A_t k^ by rows, then its column segments for the gate
+      float wp[1][R], w[1];
+      row_partials(MA, kh, wp[0]);
+      group_reduce_scatter<G, R, 1>(wp, c, w);
+      if (owner) sm.w[row] = w[0];
+      __syncthreads();  // w visible to warp 0 (the next write of w is after the next step's barrier)
+      if (gate_warp) {
+        load_floats<CW>(&sm.w[c * CW], a);
+        if (p.normalize_gate) {
+          const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
+#pragma unroll
+          for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
+        }
+      }
+    } else if (gate_warp) {
+      const float scale = p.normalize_gate ? inv_nz : inv_delta;
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * scale;
+    }
+    if (gate_warp && pusher) {  // a_t into every S block's slot t % kRing, counted on the slot's mbarrier there
+      const int slot = t & (kRing - 1);
+#pragma unroll
+      for (int j = 0; j < NS; ++j)
+#pragma unroll
+        for (int jj = 0; jj < CW; jj += 4)
+          st_async(a_at[j] + unsigned(slot * D + jj) * 4u, a[jj], a[jj + 1], a[jj + 2], a[jj + 3], full_at[j] + unsigned(slot) * 8u);
+    }
+    if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+      const int ca = (t + 1) / kChunk;
+      __pipeline_wait_prior(0);  // chunk ca's inputs (this thread's copies) have landed
+      // The gate slots of chunk ca are those of chunk ca - 2: every S block must
+      // have consumed it (and has then sent the row norms of chunks <= ca - 3).
+      if (tid == 0 && ca >= 2)
+        spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
+                   "the S blocks to consume the gate ring");
+      __syncthreads();
+      issue_chunk(copy, ca + 1);
+      if (ca >= 3) write_norms(ca - 3);
+      feature_vectors<Tr, Prec, NT>(sm, p, t + 1, min(kChunk, T - t - 1), gi, c, false);
+      __syncthreads();
+    }
+    if constexpr (kAhead)
+      if (t + 1 < T) load_step(t + 1);
+  }
+  cg::this_cluster().sync();  // every S block has sent its last row norms
+  const int last = (T - 1) / kChunk;
+  for (int ck = last >= 2 ? last - 2 : 0; ck <= last; ++ck) write_norms(ck);
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    const std::size_t at = std::size_t(bh) * D * D + std::size_t(gi * R + rr) * D + c * CW;
+#pragma unroll
+    for (int jj = 0; jj < CW; jj += 4) *reinterpret_cast<float4*>(p.A + at + jj) = make_float4(MA[rr][jj], MA[rr][jj + 1], MA[rr][jj + 2], MA[rr][jj + 3]);
+  }
+}
+
+// S block j (cluster rank 1 + j): rows j D / NS .. (j + 1) D / NS - 1 of S.
+template <class Tr, class Prec>
+__device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh, int j,
+                                                std::size_t base, std::size_t stride) {
+  using In = typename Prec::In;
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, NT = Tr::NT, SR = Tr::SR, ROWS = D / Tr::NS;
+  auto& sm = cs.f;
+  const int tid = threadIdx.x, c = tid % G, gi = tid / G, T = p.T, r0 = j * ROWS;
+  float MS[SR][CW], n[CW];
+#pragma unroll
+  for (int rr = 0; rr < SR; ++rr)
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = 0.0f;
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) n[jj] = 0.0f;
+  constexpr int SPAN = G / SR;
+  const int row = r0 + gi * SR + c / SPAN;
+  const bool owner = c % SPAN == 0;
+  // This row's norm of step t goes to the A block's cs.fr[t / kChunk % 4][t % kChunk][row].
+  const unsigned fr_at = cluster_addr(smem_addr(&cs.fr[0][0][row]), 0);
+  const unsigned consumed_at = cluster_addr(smem_addr(&cs.consumed[0]), 0);
+
+  // Features of the chunk from t0 (all of them: this block reads out), after the
+  // o rows of the chunk two behind (the buffers this chunk's readouts will fill).
+  auto features = [&](int t0) {
+    const int ns = min(kChunk, T - t0);
+    if (t0 >= 2 * kChunk) write_o<Tr, Prec, NT>(sm, p, t0 / kChunk - 2, base, stride, r0, ROWS, tid);
+    feature_vectors<Tr, Prec, NT>(sm, p, t0, ns, gi, c, true);
+    __syncthreads();
+    if (gi == 0) scan_n<Tr, Prec>(sm, ns, c, n);
+    __syncthreads();
+    if (p.ratio) ratio_dens<Tr, Prec, NT>(sm, p, t0, ns, gi, c);
+  };
+  features(0);
+
+  const float* const kh_seg = &sm.kh[0][c * CW];
+  const float* const phiq_seg = &sm.phiq[0][c * CW];
+  const In* const v_at = &sm.ring[0][2][row];
+  float* const y_at = &sm.y[0][row];
+  constexpr bool kAhead = CW <= 4;
+  float kh[CW], phiq_prev[CW], v_row = 0.0f;
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) phiq_prev[jj] = 0.0f;
+  auto load_step = [&](int t) {
+    const int at = (t & (kRing - 1)) * D;
+    load_floats<CW>(kh_seg + at, kh);
+    v_row = Prec::load(v_at[4 * at]);
+    if (t > 0) load_floats<CW>(phiq_seg + ((t - 1) & (kRing - 1)) * D, phiq_prev);
+  };
+  if constexpr (kAhead) load_step(0);
+
+#pragma unroll 1
+  for (int t = 0; t < T; ++t) {
+    if constexpr (!kAhead) load_step(t);
+    // r = v - S_{t-1} k^ (this thread's rows), and the readout of step t-1.
+    float red[3], rrow[SR];
+    {
+      float part[3][SR];
+      row_partials(MS, kh, part[0]);
+      row_partials(MS, phiq_prev, part[1]);
+#pragma unroll
+      for (int rr = 0; rr < SR; ++rr) part[2][rr] = seg_partial<CW>(MS[rr], MS[rr]);
+      group_reduce_scatter<G, SR, 3>(part, c, red);
+    }
+    group_rows<G, SR>(v_row - red[0], rrow);
+    if (t > 0 && owner) {
+      y_at[((t - 1) & (kRing - 1)) * D] = red[1];
+      st_cluster(fr_at + unsigned(((t - 1) & (4 * kChunk - 1)) * D) * 4u, red[2]);
+    }
+    // a_t from the A block.
+    const int slot = t & (kRing - 1);
+    float a[CW];
+    spin_until([&] { return mbar_try_wait(&cs.full[slot], unsigned(t / kRing) & 1u); }, "the gate a_t from the A block");
+    load_floats<CW>(&cs.a[slot][c * CW], a);
+#pragma unroll
+    for (int rr = 0; rr < SR; ++rr)
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = Prec::store_state(core::state_entry(MS[rr][jj], rrow[rr], a[jj]));
+    if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+      const int ck = (t + 1) / kChunk;
+      __pipeline_wait_prior(0);  // chunk ck's inputs (this thread's copies) have landed
+      __syncthreads();  // every thread of the block is done with the gates and the inputs of chunks < ck
+      if (tid < kChunk) mbar_arm(&cs.full[((ck + 1) * kChunk + tid) & (kRing - 1)], D * 4);  // the slots of chunk ck + 1 (those of chunk ck - 1)
+      issue_chunk(copy, ck + 1);
+      features(t + 1);
+      // Chunk ck - 1 consumed and its rows' norms (all but its last step's) sent:
+      // one release arrival on the A block's mbarrier of its parity (after the
+      // features, so that the fence it takes is off the block's barriers).
+      if (tid == 0) mbar_arrive_remote(consumed_at + unsigned((ck - 1) & 1) * 8u);
+    }
+    if constexpr (kAhead)
+      if (t + 1 < T) load_step(t + 1);
+  }
+
+  // The readout of step T-1, then the o rows of the chunks not yet written.
+  {
+    const int at = ((T - 1) & (kRing - 1)) * D;
+    float phiq[CW], part[2][SR], red[2];
+    load_floats<CW>(phiq_seg + at, phiq);
+    row_partials(MS, phiq, part[0]);
+#pragma unroll
+    for (int rr = 0; rr < SR; ++rr) part[1][rr] = seg_partial<CW>(MS[rr], MS[rr]);
+    group_reduce_scatter<G, SR, 2>(part, c, red);
+    if (owner) {
+      y_at[at] = red[0];
+      st_cluster(fr_at + unsigned(((T - 1) & (4 * kChunk - 1)) * D) * 4u, red[1]);
+    }
+  }
+  __syncthreads();
+  const int last = (T - 1) / kChunk;
+  if (last >= 1) write_o<Tr, Prec, NT>(sm, p, last - 1, base, stride, r0, ROWS, tid);
+  write_o<Tr, Prec, NT>(sm, p, last, base, stride, r0, ROWS, tid);
+  cg::this_cluster().sync();  // the row norms are in the A block
+#pragma unroll
+  for (int rr = 0; rr < SR; ++rr) {
+    const std::size_t at = std::size_t(bh) * D * D + std::size_t(r0 + gi * SR + rr) * D + c * CW;
+#pragma unroll
+    for (int jj = 0; jj < CW; jj += 4) *reinterpret_cast<float4*>(p.S + at + jj) = make_float4(MS[rr][jj], MS[rr][jj + 1], MS[rr][jj + 2], MS[rr][jj + 3]);
+  }
+}
+
+template <class Tr, class Prec>
+__global__ void __launch_bounds__(Tr::NT, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
+  static_assert(Tr::NT >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
+  static_assert(kRing <= Tr::NT, "one thread per ring slot initialises its mbarrier");
+  extern __shared__ __align__(16) unsigned char vla_smem[];
+  auto& cs = *reinterpret_cast<ClusterSmem<Tr, Prec>*>(vla_smem);
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int tid = threadIdx.x;
+  const int bh = blockIdx.x / Tr::CLUSTER, b = bh / p.H, h = bh % p.H;
+  const std::size_t stride = std::size_t(p.H) * Tr::D;                   // elements between steps
+  const std::size_t base = (std::size_t(b) * p.T * p.H + h) * Tr::D;     // element (b, 0, h, 0)
+  InputCopies<Tr, Prec> copy(cs.f, p, tid, base, stride);
+
+  if (rank == 0) {
+    if (tid < 2) mbar_init(&cs.consumed[tid], Tr::NS);  // one arrival per S block and chunk
+  } else if (tid < kRing) {
+    mbar_init(&cs.full[tid], 1);  // one arrival (mbar_arm) and D floats of st.async per phase
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  cluster.sync();  // every block started, its mbarriers initialised
+  if (rank != 0 && tid < kRing) mbar_arm(&cs.full[tid], Tr::D * 4);  // phase 0 of every slot: chunks 0 and 1
+
+  issue_chunk(copy, 0);
+  issue_chunk(copy, 1);
+  __pipeline_wait_prior(kChunk);  // steps 0 .. kChunk-1 (this thread's copies) have landed
+  __syncthreads();
+  if (rank == 0) cluster_a_block<Tr, Prec>(cs, p, copy, bh);
+  else cluster_s_block<Tr, Prec>(cs, p, copy, bh, rank - 1, base, stride);
+  __pipeline_wait_prior(0);  // no copy may outlive the block
+}
+
+template <class Tr, class Prec>
+constexpr int cluster_smem_bytes() {
+  return static_cast<int>(sizeof(ClusterSmem<Tr, Prec>));
+}
+
+template <class Tr, class Prec>
+void ensure_cluster_smem_limit() {
+  static const cudaError_t e = cudaFuncSetAttribute(vla_fused_cluster_kernel<Tr, Prec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    cluster_smem_bytes<Tr, Prec>());
+  VLA_CUDA_CHECK(e);
+}
+
+// The launch configuration of `heads` clusters (attr: its one attribute, the cluster dimension).
+template <class Tr, class Prec>
+cudaLaunchConfig_t cluster_config(long long heads, cudaStream_t stream, cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(heads * Tr::CLUSTER), 1, 1);
+  cfg.blockDim = dim3(Tr::NT, 1, 1);
+  cfg.dynamicSmemBytes = cluster_smem_bytes<Tr, Prec>();
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = Tr::CLUSTER;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Launches the cluster kernel (checked).
+template <class Tr, class Prec>
+void launch_cluster(const FusedParams& p, cudaStream_t stream) {
+  ensure_cluster_smem_limit<Tr, Prec>();
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config<Tr, Prec>(static_cast<long long>(p.B) * p.H, stream, attr);
+  VLA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, vla_fused_cluster_kernel<Tr, Prec>, p));
+}
+
+// Clusters of the kernel that run at once on the current device with every
+// block on an SM of its own (the layout is for a mostly idle GPU: blocks that
+// share an SM share its issue slots): the smaller of the occupancy calculator's
+// active clusters and SMs / blocks per cluster.
+template <class Tr, class Prec>
+int cluster_wave() {
+  static const int n = [] {
+    ensure_cluster_smem_limit<Tr, Prec>();
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t cfg = cluster_config<Tr, Prec>(1, nullptr, attr);
+    int clusters = 0;
+    VLA_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, vla_fused_cluster_kernel<Tr, Prec>, &cfg));
+    return clusters;
+  }();
+  int dev = 0, sms = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return n < sms / Tr::CLUSTER ? n : sms / Tr::CLUSTER;
+}
+
+template <class Tr, class Prec>
+KernelInfo cluster_kernel_info() {
+  cudaFuncAttributes attr{};
+  VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, vla_fused_cluster_kernel<Tr, Prec>));
+  ensure_cluster_smem_limit<Tr, Prec>();
+  KernelInfo k;
+  k.threads = Tr::NT;
+  k.registers = attr.numRegs;
+  k.shared_bytes = cluster_smem_bytes<Tr, Prec>();
+  k.local_bytes = static_cast<int>(attr.localSizeBytes);
+  k.blocks_per_sm = 1;
+  k.cluster_blocks = Tr::CLUSTER;
+  k.wave_clusters = cluster_wave<Tr, Prec>();
+  k.layout = kFusedLayoutCluster;
+  return k;
+}
+
+}  // namespace vla::gpu::detail
