@@ -189,56 +189,20 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     const int par = t & 1;
     if constexpr (!kAhead) load_step(t);
     float zrow[R];
-    {
-      float zp[1][R], z[1];
-      row_partials(MA, u, zp[0]);
-      group_reduce_scatter<G, R, 1>(zp, c, z);
-      if (owner) sm.z[par][row] = z[0];
-      group_rows<G, R>(z[0], zrow);
-    }
+    group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
     __syncthreads();  // z visible to the block
     float zc[CW];
     load_floats<CW>(&sm.z[par][c * CW], zc);
-    float dz, inv_nz = 0.0f;
-    if (gate_warp) {
-      float dots[2] = {seg_partial<CW>(u, zc), want_zz ? seg_partial<CW>(zc, zc) : 0.0f};
-      group_sums<G, 2>(dots);
-      dz = dots[0];
-      if (want_zz) inv_nz = 1.0f / core::vsqrt(dots[1]);
-    } else {
-      dz = group_sum<G>(seg_partial<CW>(u, zc));
-    }
-    const float delta = core::sm_delta(dz, p.delta_floor);
-    const bool ridge = core::ridge_due(t + 1, p.ridge_every);
-    const bool exact = u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f;  // core::gate_from_z_exact (block-uniform)
+    // delta = 1 + u.z and, in warp 0 where the gate may come from z, 1 / ||z||.
+    const StepScalars sc = step_scalars<G, CW>(p, t, u, zc, gate_warp, want_zz, u_is_kh);
+    const float delta = sc.delta, inv_nz = sc.inv_nz;
+    const bool ridge = sc.ridge, exact = sc.exact;
     // Quotients by one denominator as TwinPolicy::divide_all: one IEEE reciprocal, then products.
     const float inv_delta = 1.0f / delta;
-    {
-      float g[CW];
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
-      if (ridge) {
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) {
-            float e = core::sm_entry(MA[rr][jj], zrow[rr], g[jj]);
-            if (gi * R + rr == c * CW + jj) e = e + p.ridge;
-            MA[rr][jj] = Prec::store_state(e);
-          }
-      } else {
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = Prec::store_state(core::sm_entry(MA[rr][jj], zrow[rr], g[jj]));
-      }
-    }
+    update_a<Prec, R, CW>(MA, zc, zrow, inv_delta, ridge, p.ridge, gi * R, c * CW);
     float a[CW];
     if (!exact) {  // w = A_t k^ by rows, then its column segments for the gate
-      float wp[1][R], w[1];
-      row_partials(MA, kh, wp[0]);
-      group_reduce_scatter<G, R, 1>(wp, c, w);
-      if (owner) sm.w[row] = w[0];
+      product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
       __syncthreads();  // w visible to warp 0 (the next write of w is after the next step's barrier)
       if (gate_warp) {
         load_floats<CW>(&sm.w[c * CW], a);
@@ -281,12 +245,7 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   cg::this_cluster().sync();  // every S block has sent its last row norms
   const int last = (T - 1) / kChunk;
   for (int ck = last >= 2 ? last - 2 : 0; ck <= last; ++ck) write_norms(ck);
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) {
-    const std::size_t at = std::size_t(bh) * D * D + std::size_t(gi * R + rr) * D + c * CW;
-#pragma unroll
-    for (int jj = 0; jj < CW; jj += 4) *reinterpret_cast<float4*>(p.A + at + jj) = make_float4(MA[rr][jj], MA[rr][jj + 1], MA[rr][jj + 2], MA[rr][jj + 3]);
-  }
+  write_rows<D, R, CW>(MA, p.A + std::size_t(bh) * D * D + std::size_t(gi * R) * D + c * CW);
 }
 
 // S block j (cluster rank 1 + j): rows j D / NS .. (j + 1) D / NS - 1 of S.
@@ -363,10 +322,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
     float a[CW];
     spin_until([&] { return mbar_try_wait(&cs.full[slot], unsigned(t / kRing) & 1u); }, "the gate a_t from the A block");
     load_floats<CW>(&cs.a[slot][c * CW], a);
-#pragma unroll
-    for (int rr = 0; rr < SR; ++rr)
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = Prec::store_state(core::state_entry(MS[rr][jj], rrow[rr], a[jj]));
+    update_s<Prec, SR, CW>(MS, rrow, a);
     if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ck = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ck's inputs (this thread's copies) have landed
@@ -402,12 +358,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
   if (last >= 1) write_o<Tr, Prec, NT>(sm, p, last - 1, base, stride, r0, ROWS, tid);
   write_o<Tr, Prec, NT>(sm, p, last, base, stride, r0, ROWS, tid);
   cg::this_cluster().sync();  // the row norms are in the A block
-#pragma unroll
-  for (int rr = 0; rr < SR; ++rr) {
-    const std::size_t at = std::size_t(bh) * D * D + std::size_t(r0 + gi * SR + rr) * D + c * CW;
-#pragma unroll
-    for (int jj = 0; jj < CW; jj += 4) *reinterpret_cast<float4*>(p.S + at + jj) = make_float4(MS[rr][jj], MS[rr][jj + 1], MS[rr][jj + 2], MS[rr][jj + 3]);
-  }
+  write_rows<D, SR, CW>(MS, p.S + std::size_t(bh) * D * D + std::size_t(r0 + gi * SR) * D + c * CW);
 }
 
 template <class Tr, class Prec>

@@ -376,6 +376,94 @@ __device__ __forceinline__ float warp_rows_sum(const float* fr) {
   return pairwise_sum<RPW>(x);
 }
 
+// One matrix-vector product's rows in the layout (M: this thread's R rows x CW
+// columns): this lane's partials, the group's reduce-scatter, the lanes owning
+// a row store it at out_row; returns this lane's row.
+template <int G, int R, int CW>
+__device__ __forceinline__ float product_rows(const float (&M)[R][CW], const float (&x)[CW], int c, bool owner, float* out_row) {
+  float part[1][R], y[1];
+  row_partials(M, x, part[0]);
+  group_reduce_scatter<G, R, 1>(part, c, y);
+  if (owner) *out_row = y[0];
+  return y[0];
+}
+
+// A_t = A_{t-1} - z g^T with g = z (1 / delta) (TwinPolicy::divide_all), + ridge
+// on the diagonal where due, each entry as core::sm_entry and stored as the
+// precision's state: this thread's rows row0 .. and columns col0 .. (zc: z's
+// column segment, zrow: z of its rows).
+template <class Prec, int R, int CW>
+__device__ __forceinline__ void update_a(float (&MA)[R][CW], const float (&zc)[CW], const float (&zrow)[R], float inv_delta, bool ridge,
+                                         float ridge_value, int row0, int col0) {
+  float g[CW];
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
+  if (ridge) {
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) {
+        float e = core::sm_entry(MA[rr][jj], zrow[rr], g[jj]);
+        if (row0 + rr == col0 + jj) e = e + ridge_value;
+        MA[rr][jj] = Prec::store_state(e);
+      }
+  } else {
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = Prec::store_state(core::sm_entry(MA[rr][jj], zrow[rr], g[jj]));
+  }
+}
+
+// S_t = S_{t-1} + r a^T on this thread's rows (core::state_entry), stored as the precision's state.
+template <class Prec, int R, int CW>
+__device__ __forceinline__ void update_s(float (&MS)[R][CW], const float (&rrow)[R], const float (&a)[CW]) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = Prec::store_state(core::state_entry(MS[rr][jj], rrow[rr], a[jj]));
+}
+
+// This thread's rows of a D x D state to global memory (out: its first row's column segment).
+template <int D, int R, int CW>
+__device__ __forceinline__ void write_rows(const float (&X)[R][CW], float* out) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int jj = 0; jj < CW; jj += 4)
+      *reinterpret_cast<float4*>(out + rr * D + jj) = make_float4(X[rr][jj], X[rr][jj + 1], X[rr][jj + 2], X[rr][jj + 3]);
+}
+
+// The scalars of step t once z's column segment zc is loaded: delta = 1 + u.z
+// (core::sm_delta) and, where want_zz (only where both_trees), 1 / ||z||: dots
+// in the twin's order (lane segments, then the group tree, both trees
+// interleaved where both_trees); the ridge test and whether the gate may come
+// from z (core::gate_from_z_exact; the same in every thread of the block).
+struct StepScalars {
+  float delta, inv_nz;
+  bool ridge, exact;
+};
+template <int G, int CW>
+__device__ __forceinline__ StepScalars step_scalars(const FusedParams& p, int t, const float (&u)[CW], const float (&zc)[CW], bool both_trees,
+                                                    bool want_zz, bool u_is_kh) {
+  StepScalars r{};
+  float dz;
+  if (both_trees) {
+    float dots[2] = {seg_partial<CW>(u, zc), want_zz ? seg_partial<CW>(zc, zc) : 0.0f};
+    group_sums<G, 2>(dots);
+    dz = dots[0];
+    // 1 / ||z|| ahead of the test whether the gate may come from z (its
+    // latency overlaps the test; unused where it may not).
+    if (want_zz) r.inv_nz = 1.0f / core::vsqrt(dots[1]);
+  } else {
+    dz = group_sum<G>(seg_partial<CW>(u, zc));
+  }
+  r.delta = core::sm_delta(dz, p.delta_floor);
+  r.ridge = core::ridge_due(t + 1, p.ridge_every);
+  r.exact = u_is_kh && !r.ridge && r.delta == 1.0f + dz && r.delta > 0.0f;
+  return r;
+}
+
 template <class Tr, class Prec>
 __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused_kernel(const __grid_constant__ FusedParams p) {
   using In = typename Prec::In;
@@ -522,11 +610,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
     auto& zrow = xr[0];
     auto& rrow = xr[Tr::SPLIT ? 0 : 1];
     sides([&] {
-      float zp[1][R], z[1];
-      row_partials(MA, u, zp[0]);
-      group_reduce_scatter<G, R, 1>(zp, c, z);
-      if (owner) sm.z[par][row] = z[0];
-      group_rows<G, R>(z[0], zrow);
+      group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
     }, [&] {
       float red[3];
       if constexpr (CW <= 4) {
@@ -555,51 +639,16 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
 
     float zc[CW];
     load_floats<CW>(&sm.z[par][c * CW], zc);
-    // delta = 1 + u.z and, on the S side where the gate may come from z,
-    // ||z||^2: two dots in the twin's order (lane segments, then the group tree).
-    float dz, inv_nz = 0.0f;
-    if (doS) {
-      float dots[2] = {seg_partial<CW>(u, zc), want_zz ? seg_partial<CW>(zc, zc) : 0.0f};
-      group_sums<G, 2>(dots);
-      dz = dots[0];
-      // 1 / ||z|| ahead of the test whether the gate may come from z (its
-      // latency overlaps the test; unused where it may not).
-      if (want_zz) inv_nz = 1.0f / core::vsqrt(dots[1]);
-    } else {
-      dz = group_sum<G>(seg_partial<CW>(u, zc));
-    }
-    const float delta = core::sm_delta(dz, p.delta_floor);
-    const bool ridge = core::ridge_due(t + 1, p.ridge_every);
-    const bool exact = u_is_kh && !ridge && delta == 1.0f + dz && delta > 0.0f;  // core::gate_from_z_exact (block-uniform)
+    // delta = 1 + u.z and, on the S side where the gate may come from z, 1 / ||z||.
+    const StepScalars sc = step_scalars<G, CW>(p, t, u, zc, doS, want_zz, u_is_kh);
+    const float delta = sc.delta, inv_nz = sc.inv_nz;
+    const bool ridge = sc.ridge, exact = sc.exact;
     // Quotients by one denominator as TwinPolicy::divide_all: one IEEE
     // reciprocal, then products.
     float a[CW];
     sides([&] {
-      const float inv_delta = 1.0f / delta;
-      float g[CW];
-#pragma unroll
-      for (int jj = 0; jj < CW; ++jj) g[jj] = zc[jj] * inv_delta;
-      if (ridge) {
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) {
-            float e = core::sm_entry(MA[rr][jj], zrow[rr], g[jj]);
-            if (gi * R + rr == c * CW + jj) e = e + p.ridge;
-            MA[rr][jj] = Prec::store_state(e);
-          }
-      } else {
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) MA[rr][jj] = Prec::store_state(core::sm_entry(MA[rr][jj], zrow[rr], g[jj]));
-      }
-      if (!exact) {  // w = A_t k^ for the S side's gate
-        float wp[1][R], w[1];
-        row_partials(MA, kh, wp[0]);
-        group_reduce_scatter<G, R, 1>(wp, c, w);
-        if (owner) sm.w[row] = w[0];
-      }
+      update_a<Prec, R, CW>(MA, zc, zrow, 1.0f / delta, ridge, p.ridge, gi * R, c * CW);
+      if (!exact) product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);  // w = A_t k^ for the S side's gate
     }, [&] {
       if (!exact) return;
       if (p.normalize_gate) {
@@ -622,12 +671,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
         }
       }
     }
-    if (doS) {
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-        for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = Prec::store_state(core::state_entry(MS[rr][jj], rrow[rr], a[jj]));
-    }
+    if (doS) update_s<Prec, R, CW>(MS, rrow, a);
     issue(t + kRing - 1);  // into the slot of step t-1, whose last reader (its v) finished before B
     if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       __pipeline_wait_prior(kChunk - 1);  // the next chunk's inputs (this thread's copies) have landed
@@ -658,18 +702,9 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
   if (last >= 1) flush_norms(last - 1);
   flush_norms(last);
 
-  const std::size_t bh = std::size_t(b) * p.H + h;
-  auto write_state = [&](const float (&X)[R][CW], float* out) {
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      const std::size_t at = bh * D * D + std::size_t(gi * R + rr) * D + c * CW;
-#pragma unroll
-      for (int jj = 0; jj < CW; jj += 4)
-        *reinterpret_cast<float4*>(out + at + jj) = make_float4(X[rr][jj], X[rr][jj + 1], X[rr][jj + 2], X[rr][jj + 3]);
-    }
-  };
-  if (doA) write_state(MA, p.A);
-  if (doS) write_state(MS, p.S);
+  const std::size_t at = (std::size_t(b) * p.H + h) * D * D + std::size_t(gi * R) * D + c * CW;  // this thread's first entry
+  if (doA) write_rows<D, R, CW>(MA, p.A + at);
+  if (doS) write_rows<D, R, CW>(MS, p.S + at);
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 
