@@ -8,7 +8,9 @@
 # after every stage (and, when $OUT is set, a copy plus the raw logs as logs.tgz
 # under $OUT), so a run stopped at a time limit keeps what it measured. About 8.5
 # minutes on the H200 (2026-12-01, kernel v4: build 45 s, sanitizers 19 s, tests
-# 325 s, benchmark 63 s, PyTorch 44 s, the rest seconds).
+# 325 s, benchmark 63 s, PyTorch 44 s, the rest seconds; kernel v5, three layouts,
+# without the layout sweep: build 51 s, sanitizers 40 s, tests 360 s with the
+# heaviest shard cut at STAGE_TIMEOUT=360, benchmark 55 s, PyTorch 45 s: 560 s).
 #   scripts/gpu_report.sh [--quick]      --quick: small shapes (a smoke run)
 # Environment:
 #   STAGES     the stages to run, any of: tests sanitizers latency bench torch layouts

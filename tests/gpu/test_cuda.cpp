@@ -182,7 +182,10 @@ std::vector<Case> cases_for(bool quick) {
   // T in {1, 2, 63, 64, 65, 1000, 4096}; B*H = 15 or 7 (not a multiple of anything).
   for (int D : dims)
     for (int T : {1, 2, 63, 64, 65, 1000}) cs.push_back({"paper", 3, T, 5, D, paper});
-  for (int D : dims) cs.push_back({"paper", 1, 4096, 7, D, paper});
+  // T = 4096 with B*H = 7, at D = 128 with 3 heads: the host side of 7 heads at
+  // D = 128 (twin, reference, baselines, one check per layout) outlasted its
+  // shard's 330-360 s limit in the v4b and v5 runs, so the case never reported.
+  for (int D : dims) cs.push_back({"paper", 1, 4096, D == 128 ? 3 : 7, D, paper});
   for (int D : dims) {
     cs.push_back({"vla-v3", 3, 1000, 5, D, v3});
     cs.push_back({"vla-v3", 1, 4096, 3, D, v3});
