@@ -6,7 +6,6 @@
 // several boundaries. The gate must reject every one.
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "candidates_internal.hpp"
@@ -58,6 +57,18 @@ struct MapWrongOrder : ref::ChunkStructure {
   }
 };
 
+// The masked products Z Y and R triu(Ah^T Phi_q) taken as full products: for
+// finite values the same sums (the masked entries are 0), but a later step's
+// Inf or NaN meets an earlier step's masked 0 (0 * Inf = NaN) and poisons the
+// earlier steps of its chunk (docs/CHUNKED.md, section 6: the chunked kernels'
+// form before the fix).
+struct NonCausalProducts : ref::ChunkStructure {
+  template <class Mat>
+  static Mat masked_product(const Mat& X, const Mat& Y) {
+    return X * Y;
+  }
+};
+
 template <class Structure>
 Runner twin_with(ChunkedKind kind) {
   return [kind](const Stream& s, const Options& o) -> Outputs {
@@ -70,21 +81,6 @@ Runner twin_with(ChunkedKind kind) {
   };
 }
 
-// The first T steps of every head.
-Stream prefix(const Stream& s, int T) {
-  Stream p;
-  p.dims = s.dims;
-  p.dims.T = T;
-  const Dims& d = s.dims;
-  for (auto [dst, src, D] : {std::tuple{&p.q, &s.q, d.Dk}, {&p.k, &s.k, d.Dk}, {&p.v, &s.v, d.Dv}, {&p.u, &s.u, d.Dk}}) {
-    if (src->empty()) continue;
-    for (int b = 0; b < d.B; ++b)
-      for (int t = 0; t < T; ++t)
-        for (int h = 0; h < d.H; ++h) dst->insert(dst->end(), src->begin() + d.off(b, t, h, D), src->begin() + d.off(b, t, h, D) + D);
-  }
-  return p;
-}
-
 // The last, partial chunk (T not a multiple of C) stops one step early: its last
 // step's o and ||S|| are never written (zero) and the final S, A miss its update.
 Runner last_step_dropped(ChunkedKind kind) {
@@ -92,7 +88,7 @@ Runner last_step_dropped(ChunkedKind kind) {
   return [twin](const Stream& s, const Options& o) -> Outputs {
     const Dims& d = s.dims;
     if (d.T % kC == 0 || d.T == 1) return twin(s, o);  // no partial chunk to mis-bound (or nothing before it)
-    const Outputs r = twin(prefix(s, d.T - 1), o);
+    const Outputs r = twin(gpu::prefix_stream(s, d.T - 1), o);
     Outputs out;
     out.allocate(d, true);
     const Dims& rd = r.dims;
@@ -133,6 +129,10 @@ std::vector<Candidate> make_chunked_mutants() {
              twin_with<MapWrongOrder>(ChunkedKind::fp32)),
       mutant("chunked-last-step-dropped", ChunkedKind::fp32, "indexing",
              "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::fp32)),
+      mutant("chunked-non-causal-product", ChunkedKind::fp32, "maths",
+             "the masked products Z Y and R triu(Ah^T Phi_q) as full products: a later step's overflow poisons the earlier steps "
+             "of its chunk (0 * Inf)",
+             twin_with<NonCausalProducts>(ChunkedKind::fp32)),
       // The same chunk-boundary defects under chunked-tf32's own policy (u_state = 2^-11).
       mutant("chunked-tf32-A-not-carried", ChunkedKind::tf32, "maths",
              "every chunk starts from A = I/lambda0 (A not carried across the boundary)", twin_with<AResetEachChunk>(ChunkedKind::tf32)),

@@ -156,12 +156,31 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
+// An operand as the tensor cores see it (bf16 or tf32 rounding; chunked-fp32: as is).
+template <class Tr>
+__device__ __forceinline__ float tc_operand(float x) {
+  if constexpr (Tr::tc_bf16) return __bfloat162float(__float2bfloat16_rn(x));  // cvt.rn, as pack_bf16
+  if constexpr (Tr::tc_tf32) return to_tf32(x);
+  return x;
+}
+
 // This warp's share of out (M x N, ld ldo) {=, +=, -=} epi(opA opB), K the
 // inner dimension, in 16 x 16 tiles dealt round-robin to warps [0, nw) starting
 // at `slot` (advanced by the tile count, so that the products of one phase
 // share the warps out). No barrier: the phase's caller synchronises.
-template <class Tr, int M, int N, int K, Acc MODE, class OA, class OB, class Epi = NoEpi>
+//
+// CAUSAL (K = N = C, opB upper triangular: the masked products Z Y and
+// R triu(Ah^T Phi_q)): output column j is sum_{k<=j} opA(i, k) opB(k, j) and no
+// term k > j is ever formed (ref::ChunkStructure::masked_product), so that a
+// later step's Inf or NaN never meets an earlier step's masked zero
+// (0 * Inf = NaN). The k-tiles before the output tile run on the tensor cores,
+// the diagonal k-tile on the CUDA cores for k <= j only, with the same operand
+// rounding (a product of two bf16 or tf32 operands is exact in float), and the
+// k-tiles past it are skipped. So o_t and ||S_t|| depend on the steps <= t
+// alone, bit for bit (tests/gpu/test_chunked_cuda.cpp, "causal").
+template <class Tr, int M, int N, int K, Acc MODE, class OA, class OB, class Epi = NoEpi, bool CAUSAL = false>
 __device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, int nw, Epi epi = {}) {
+  static_assert(!CAUSAL || (K == N && N == Tr::C), "causal products are C x C on the right");
   constexpr int TM = M / 16, TN = N / 16, NTILES = TM * TN;
   const int lane = threadIdx.x % 32;
   int first = (warp - slot) % nw;
@@ -181,6 +200,7 @@ __device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, in
       if constexpr (Tr::tc_bf16) {
 #pragma unroll
         for (int k0 = 0; k0 < K; k0 += 16) {
+          if (CAUSAL && k0 >= c0) break;  // the diagonal tile below, none past it
           std::uint32_t fa[4], fb[2][2];
 #pragma unroll
           for (int v = 0; v < 4; ++v) {
@@ -200,6 +220,7 @@ __device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, in
       } else {
 #pragma unroll
         for (int k0 = 0; k0 < K; k0 += 8) {
+          if (CAUSAL && k0 >= c0) break;
           std::uint32_t fa[4], fb[2][2];
 #pragma unroll
           for (int v = 0; v < 4; ++v) fa[v] = tf32_bits(a.at(r0 + g + 8 * (v % 2), k0 + q + 4 * (v / 2)));
@@ -209,6 +230,25 @@ __device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, in
             for (int v = 0; v < 2; ++v) fb[h][v] = tf32_bits(b.at(k0 + q + 4 * v, c0 + 8 * h + g));
           mma_tf32(acc[0], fa, fb[0]);
           mma_tf32(acc[1], fa, fb[1]);
+        }
+      }
+      if constexpr (CAUSAL) {
+        // The diagonal k-tile, terms k <= j only (rows r0 + g, r0 + g + 8; columns c0 + 8 h + 2 q + w).
+#pragma unroll
+        for (int kk = 0; kk < 16; ++kk) {
+          const int k = c0 + kk;
+          const float a0 = tc_operand<Tr>(a.at(r0 + g, k)), a1 = tc_operand<Tr>(a.at(r0 + g + 8, k));
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int w = 0; w < 2; ++w) {
+              const int j = c0 + 8 * h + 2 * q + w;
+              if (k <= j) {
+                const float bkj = tc_operand<Tr>(b.at(k, j));
+                acc[h][w] = core::vfma(a0, bkj, acc[h][w]);
+                acc[h][2 + w] = core::vfma(a1, bkj, acc[h][2 + w]);
+              }
+            }
         }
       }
 #pragma unroll
@@ -229,9 +269,11 @@ __device__ void product(float* out, int ldo, OA a, OB b, int& slot, int warp, in
       for (int x = 0; x < 8; ++x) s[x] = MODE == Acc::add ? out[i * ldo + j0 + x] : 0.0f;
 #pragma unroll 4
       for (int k = 0; k < K; ++k) {
+        if (CAUSAL && k > j0 + 7) break;  // causal: terms k <= j only
         const float av = a.at(i, k);
 #pragma unroll
-        for (int x = 0; x < 8; ++x) s[x] = core::vfma(av, b.at(k, j0 + x), s[x]);
+        for (int x = 0; x < 8; ++x)
+          if (!CAUSAL || k <= j0 + x) s[x] = core::vfma(av, b.at(k, j0 + x), s[x]);
       }
 #pragma unroll
       for (int x = 0; x < 8; ++x) {
@@ -255,6 +297,29 @@ __device__ void col_dots(const float* x, const float* y, float* col, int len) {
 #pragma unroll
   for (int m = TPC / 2; m >= 1; m /= 2) s += __shfl_xor_sync(0xffffffffu, s, m);
   if (part == 0 && c < len) col[c] = s;
+}
+
+// Column norms ||x_c|| of a rows x C matrix (ld LDC), c < len, into nrm[]:
+// sqrtf of col_dots' x_c . x_c, and where that sum overflows float (|x_c| above
+// about 1.8e19) the same sum of x_c 2^-64 (exact scaling), rooted and times 2^64
+// (ref::col_norm): a key, u or gate that large still gets its unit direction
+// where the recurrence has one. No barrier.
+template <class Tr, int ROWS>
+__device__ void col_norms(const float* x, float* nrm, int len) {
+  constexpr int TPC = NT / Tr::C;
+  const int c = threadIdx.x / TPC, part = threadIdx.x % TPC;
+  float s = 0.0f, t = 0.0f;
+  for (int r = part; r < ROWS; r += TPC) {
+    const float v = x[r * Tr::LDC + c], w = v * 0x1p-64f;
+    s = core::vfma(v, v, s);
+    t = core::vfma(w, w, t);
+  }
+#pragma unroll
+  for (int m = TPC / 2; m >= 1; m /= 2) {
+    s += __shfl_xor_sync(0xffffffffu, s, m);
+    t += __shfl_xor_sync(0xffffffffu, t, m);
+  }
+  if (part == 0 && c < len) nrm[c] = isinf(s) ? sqrtf(t) * 0x1p64f : sqrtf(s);
 }
 
 // X (D x C, ld LDC) <- X U^{-1} for the unit upper triangular U with U(i, t) =
@@ -449,10 +514,10 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     if constexpr (Tr::can_prefetch)
       if (prefetch && t0 + len < p.T) fetch_chunk<Tr>(raw, p, b, h, t0 + len, chunk_len(t0 + len, p.T, C, p.ridge_every));
     if (p.normalize_key) {
-      col_dots<Tr, D>(K, K, col, len);
+      col_norms<Tr, D>(K, col, len);
       __syncthreads();
       for (int e = tid; e < D * C; e += NT)
-        if (e % C < len) K[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
+        if (e % C < len) K[(e / C) * LDC + e % C] /= col[e % C];
       __syncthreads();
     }
     if (!gu && p.u_unit_scaled) {
@@ -460,12 +525,12 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
       __syncthreads();
     }
     if (p.u_unit_scaled) {
-      col_dots<Tr, D>(U, U, col, len);
+      col_norms<Tr, D>(U, col, len);
       __syncthreads();
       for (int e = tid; e < D * C; e += NT)
         if (e % C < len) {
           float& x = U[(e / C) * LDC + e % C];
-          x = (x / sqrtf(col[e % C])) / sqrt_d;
+          x = (x / col[e % C]) / sqrt_d;
         }
       __syncthreads();
     }
@@ -512,9 +577,9 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     slot = 0;
     product<Tr, C, C, D, SET>(C2, LDC, T_{P, LDC}, N_{K, LDC}, slot, warp, NW, TriuDivEpi{piv});
     __syncthreads();
-    // W = A K - Z Y; A_{c+1} = A_c - (Z D^{-1}) Z^T.
+    // W = A K - Z Y (causal); A_{c+1} = A_c - (Z D^{-1}) Z^T.
     slot = 0;
-    product<Tr, D, C, C, SUB>(W, LDC, N_{P, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, D, C, C, SUB, N_, N_, NoEpi, true>(W, LDC, N_{P, LDC}, N_{C2, LDC}, slot, warp, NW);
     product<Tr, D, D, C, SUB>(A, LDD, Opnd<false, true>{P, LDC, piv}, T_{P, LDC}, slot, warp, NW);
     __syncthreads();
     if (ridge) {
@@ -525,10 +590,10 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
       __syncthreads();
     }
     if (p.normalize_gate) {
-      col_dots<Tr, D>(W, W, col, len);
+      col_norms<Tr, D>(W, col, len);
       __syncthreads();
       for (int e = tid; e < D * C; e += NT)
-        if (e % C < len) W[(e / C) * LDC + e % C] /= sqrtf(col[e % C]);
+        if (e % C < len) W[(e / C) * LDC + e % C] /= col[e % C];
       __syncthreads();
     }
 
@@ -543,11 +608,11 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     __syncthreads();
     // R T = V - S K (R in V).
     unit_upper_solve<Tr>(V, C1, len);
-    // Readout Y = S Q + R triu(Ah^T Q) (P); R^T R (C1); S_{c+1} = S_c + R Ah^T;
+    // Readout Y = S Q + R triu(Ah^T Q) (P, causal); R^T R (C1); S_{c+1} = S_c + R Ah^T;
     // r_t . (S_c a^_t).
     col_dots<Tr, D>(V, N, col, len);
     slot = 0;
-    product<Tr, D, C, C, ADD>(P, LDC, N_{V, LDC}, N_{C2, LDC}, slot, warp, NW);
+    product<Tr, D, C, C, ADD, N_, N_, NoEpi, true>(P, LDC, N_{V, LDC}, N_{C2, LDC}, slot, warp, NW);
     product<Tr, C, C, D, SET>(C1, LDC, T_{V, LDC}, N_{V, LDC}, slot, warp, NW);
     product<Tr, D, D, C, ADD>(S, LDD, N_{V, LDC}, T_{W, LDC}, slot, warp, NW);
     __syncthreads();

@@ -1,15 +1,19 @@
 // The gate bites on the chunked kernels too (issue 8): every chunk-boundary
 // mutant (gate/src/mutants_chunked.cpp) is rejected by the quick battery plus a
 // small fuzz budget, and the chunked twins as shipped (C = 64) and chunked at 32
-// steps pass all of it but the known finding (docs/CHUNKED.md, section 6): a
-// step whose values overflow float poisons the earlier steps of its chunk. Each
-// of their failures must be that, and nothing else. CI-sized: the mutants stop
-// at their first failure.
+// steps pass all of it. The finding this file recorded until the fix
+// (docs/CHUNKED.md, section 6): a step whose values overflow float poisoned the
+// earlier steps of its chunk (the masked products multiplied its Inf by their
+// masked zeros). Its counterexamples are replayed: the twins pass them now, and
+// the planted non-causal product (mutant:chunked-non-causal-product) still fails
+// them by that mechanism. CI-sized: the mutants stop at their first failure.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <stdexcept>
 #include <string>
 
 #include "vla/gate/battery.hpp"
@@ -83,8 +87,11 @@ bool poisoned_by_a_later_step(const CaseResult& r, impl::Kind kind, int C) {
 
 }  // namespace
 
-// VLA_GATE_HONEST_STREAMS raises the fuzz budget.
-TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
+// VLA_GATE_HONEST_STREAMS raises the fuzz budget. Until the masked products
+// were made causal, every failure of this run was the overflow finding (then
+// ChunkedTwinsPassButForTheOverflowFinding); now none may fail, and a failure
+// that is that mechanism says so.
+TEST(MutationChunked, ChunkedTwinsPassTheQuickGate) {
   GateConfig cfg;
   cfg.quick = true;
   for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
@@ -93,22 +100,87 @@ TEST(MutationChunked, ChunkedTwinsPassButForTheOverflowFinding) {
   const char* streams = std::getenv("VLA_GATE_HONEST_STREAMS");
   cfg.fuzz_cases = streams ? std::atoi(streams) : 100;
   const GateReport rep = run_gate(cfg);
-  int finding = 0;
   for (const auto& r : rep.results) {
     if (r.status != Status::fail) continue;
     const bool c32 = r.candidate.size() > 4 && r.candidate.substr(r.candidate.size() - 4) == "/C32";
     const impl::Kind kind = r.candidate.rfind("chunked-bf16", 0) == 0 ? impl::Kind::bf16_state : impl::Kind::fp32;
-    const bool known = poisoned_by_a_later_step(r, kind, c32 ? 32 : 64);
-    finding += known;
-    EXPECT_TRUE(known) << r.candidate << " " << r.suite << " " << r.id << ": " << r.message << "\n  replay: " << r.replay;
+    ADD_FAILURE() << r.candidate << " " << r.suite << " " << r.id << ": " << r.message << "\n  replay: " << r.replay
+                  << (poisoned_by_a_later_step(r, kind, c32 ? 32 : 64) ? "\n  (a step poisoned by a later step's overflow in its chunk)" : "");
   }
-  std::printf("  %d failures, each a step poisoned by a later step's overflow in its chunk\n", finding);
   for (const auto& s : rep.summaries) {
     // Outside the domain (D = 128, chunked-bf16 and -tf32 without unit keys) is invalid, never the whole battery.
     EXPECT_GT(s.pass, s.invalid) << s.name;
     std::printf("  %-20s %4d judged, %3d outside the domain or the spec, worst err/tol %.3f\n", s.name.c_str(), s.pass + s.fail,
                 s.invalid, s.worst_ratio_max);
   }
+}
+
+namespace {
+
+// The former overflow finding's counterexamples: the cases of the CI-sized run
+// above that failed before the fix (chunked-fp32 at C = 64; the other kinds and
+// C = 32 failed on these too).
+struct FormerCounterexample {
+  const char* suite;
+  const char* id;
+};
+constexpr FormerCounterexample kFormerOverflow[] = {
+    {"battery", "scale_extremes/vla-v3/B1T4096H1D16"},
+    {"fuzz", "seed 0xcf36f4119163aff4"},
+    {"fuzz", "seed 0x5cef58234477ecd5"},
+};
+
+const Candidate& named(const std::vector<Candidate>& list, const std::string& name) {
+  for (const auto& c : list)
+    if (c.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+}  // namespace
+
+// The fix: a replay of each former counterexample passes the gate's judgement
+// for every chunked twin (C = 64 and 32); the planted non-causal product fails
+// the battery's, by the mechanism of the finding (a step poisoned by a later
+// step's overflow in its chunk).
+TEST(MutationChunked, OverflowNoLongerPoisonsEarlierSteps) {
+  std::vector<Candidate> honest;
+  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
+    honest.push_back(chunked_production(k, impl::Device::cpu));
+  for (const auto& c : chunked_honest_variants()) honest.push_back(c);
+  const Candidate& noncausal = named(chunked_mutants(), "mutant:chunked-non-causal-product");
+  int mutant_failures = 0;
+  for (const auto& fc : kFormerOverflow) {
+    CaseResult r;
+    r.suite = fc.suite;
+    r.id = fc.id;
+    for (const auto& c : honest) {
+      const impl::Kind kind = c.name.rfind("chunked-bf16", 0) == 0 ? impl::Kind::bf16_state : impl::Kind::fp32;
+      Stream s;
+      Options o;
+      ASSERT_TRUE(case_of(r, kind, s, o)) << fc.id;
+      const Expected e = expect(s, o, c.policy);
+      ASSERT_TRUE(e.valid) << fc.id << ": " << e.reason;
+      const Judgement j = judge_in_domain(c, e);
+      if (j.status == Status::invalid) continue;  // outside the kind's domain (unit keys)
+      EXPECT_EQ(j.status, Status::pass) << c.name << " " << fc.suite << " " << fc.id << ": " << j.verdict.summary() << j.reason;
+    }
+    Stream s;
+    Options o;
+    ASSERT_TRUE(case_of(r, impl::Kind::fp32, s, o));
+    const Expected e = expect(s, o, noncausal.policy);
+    const Judgement j = judge_in_domain(noncausal, e);
+    if (j.status != Status::fail) continue;
+    r.first_fail_step = j.verdict.first_fail_step;
+    EXPECT_TRUE(poisoned_by_a_later_step(r, impl::Kind::fp32, 32))
+        << noncausal.name << " " << fc.id << " fails at t = " << r.first_fail_step << " but not by a later step's overflow: "
+        << j.verdict.summary();
+    ++mutant_failures;
+  }
+  // Measured: the battery case; the two fuzz streams were a key whose squared
+  // norm overflowed (ref::col_norm), which the mutant shares the fix of.
+  EXPECT_GE(mutant_failures, 1) << noncausal.name << " passes every former counterexample";
+  std::printf("  %zu former counterexamples replayed on %zu chunked twins; the non-causal product fails %d of them\n",
+              std::size(kFormerOverflow), honest.size(), mutant_failures);
 }
 
 // A case outside a chunked kernel's domain is invalid for it, with the reason,

@@ -124,6 +124,33 @@ TEST(ChunkedTwin, NearCollinearKeys) {
       }
 }
 
+// Causality under overflow (docs/CHUNKED.md, section 6, the fixed finding): a
+// step whose values overflow float must not reach the earlier steps of its
+// chunk. The masked products are causal (ref::ChunkStructure::masked_product),
+// so o_t and ||S_t|| for t < t* are finite and, judged on the first t* steps,
+// inside the error model, while the steps after the overflow are not finite (the
+// probe bites). (Not bit for bit those of the prefix run: Eigen's products block
+// by size.)
+TEST(ChunkedTwin, CausalUnderOverflow) {
+  const Options paper = preset_options(Preset::paper);
+  for (ChunkedKind kind : kKinds)
+    for (int C : {32, 64}) {
+      const int t_star = C + 11, T = 2 * C + 8;  // inside the second chunk
+      const Stream s = ts::rounded_for(ts::make_late_overflow(1, T, 2, 32, t_star, 31 + C), impl::input_kind(kind));
+      const Stream sp = gpu::prefix_stream(s, t_star);
+      const Outputs full = impl::run_chunked(s, paper, kind, impl::Device::cpu, C);
+      const Outputs prefix = impl::run_chunked(sp, paper, kind, impl::Device::cpu, C);
+      const ts::CausalCheck c = ts::causal_check(full, prefix, t_star);
+      const std::string tag = impl::to_string(kind) + " C=" + std::to_string(C);
+      EXPECT_EQ(c.nonfinite_before, 0u) << tag << ": " << c.summary();
+      EXPECT_GT(c.nonfinite_after, 0u) << tag << ": the probe did not overflow";
+      const ts::Baselines base{accuracy::baselines(sp, paper, kind)};
+      const auto v = accuracy::check(ts::before_overflow(full, prefix, t_star), ts::reference_double(sp, paper), base.ptrs(),
+                                     accuracy::precision_of(kind));
+      EXPECT_TRUE(v.pass) << tag << ": " << v.summary();
+    }
+}
+
 TEST(ChunkedTwin, RejectsUnsupportedShapesClearly) {
   const Stream s = ts::make_stream(1, 10, 1, 128, 1);
   try {

@@ -3,6 +3,8 @@
 // operands rounded as the kernel rounds them. Host only (Eigen).
 #pragma once
 
+#include <tuple>
+
 #include "vla/core/bf16.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gpu/tf32.hpp"
@@ -20,6 +22,22 @@ struct Bf16Operands {
 struct Tf32Operands {
   static ref::Mat<float> op(const ref::Mat<float>& m) { return m.unaryExpr([](float x) { return round_tf32(x); }); }
 };
+
+// The first T steps of every head of s (the gate's mutant that drops the last
+// step, the chunked form's causality tests).
+inline Stream prefix_stream(const Stream& s, int T) {
+  Stream p;
+  p.dims = s.dims;
+  p.dims.T = T;
+  const Dims& d = s.dims;
+  for (auto [dst, src, D] : {std::tuple{&p.q, &s.q, d.Dk}, {&p.k, &s.k, d.Dk}, {&p.v, &s.v, d.Dv}, {&p.u, &s.u, d.Dk}}) {
+    if (src->empty()) continue;
+    for (int b = 0; b < d.B; ++b)
+      for (int t = 0; t < T; ++t)
+        for (int h = 0; h < d.H; ++h) dst->insert(dst->end(), src->begin() + d.off(b, t, h, D), src->begin() + d.off(b, t, h, D) + D);
+  }
+  return p;
+}
 
 // The twin on a stream already rounded to the kernel's input type (float and
 // bf16 values are doubles exactly, so converting them to float is exact): the

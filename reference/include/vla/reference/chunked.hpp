@@ -18,11 +18,13 @@
 //   T = I + strict_upper(a^_i . k^_t), the residuals R = [r_1..r_C] solve
 //     R T = V - S_c K,   and then S_t = S_c + R_{<=t} a^_{<=t}^T,
 //   so a chunk is the affine map S -> S (I - K T^{-1} Ah^T) + V T^{-1} Ah^T.
-//   Readout and norms as products too: Y = S_c Phi_q + R triu(Ah^T Phi_q), and
+//   Readout and norms as products too: Y = S_c Phi_q + R triu(Ah^T Phi_q) (the
+//   masked products Z Y and R triu(.) causal: ChunkStructure::masked_product), and
 //   ||S_t||_F^2 = ||S_c||^2 + sum_{i<=t} (2 r_i.(S_c a^_i) + sum_{j<=t} (r_i.r_j)(a^_i.a^_j)).
 //
 // Structure policy `Structure` (ChunkStructure below): the triangular solve of
-// the state and the chunk-to-chunk hand-over, replaceable at build time.
+// the state, the causal masked products and the chunk-to-chunk hand-over,
+// replaceable at build time.
 //
 // Operands policy `Ops`: every matrix product takes its operands through
 // Ops::op (identity for the reference; bf16 rounding for the twin of a
@@ -32,6 +34,8 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -52,6 +56,18 @@ inline int chunk_length(int t0, int T, int C, int ridge_every) {
     len = std::min(len, next_ridge - t0);
   }
   return len;
+}
+
+// ||x||_2 as the kernel computes it, sqrt(x . x), and where x . x overflows the
+// scalar type (|x| above about 1.8e19 in float) sqrt of the same sum of x 2^-64
+// (exact scaling) times 2^64: a key, u or gate that large keeps its unit
+// direction, as it has in the recurrence (docs/CHUNKED.md, section 6). Finite
+// sums are untouched.
+template <class V>
+typename V::Scalar col_norm(const V& x) {
+  using S = typename V::Scalar;
+  if (S(x.squaredNorm()) <= std::numeric_limits<S>::max()) return S(x.norm());
+  return S(S((x * S(std::ldexp(1.0, -64))).norm()) * S(std::ldexp(1.0, 64)));
 }
 
 // L D L^T of I + G with each pivot through core::sm_delta (so the vla-v3 floor
@@ -100,6 +116,20 @@ struct ChunkStructure {
   static void next_S(M& S, const M& update, const M& /*K*/, const M& /*Ah*/, const M& /*AK*/) {
     S += update;
   }
+  // X triu(Y), the masked products Z Y and R triu(Ah^T Phi_q), taken causally:
+  // column t is sum_{i<=t} x_i Y(i, t), so that no term of a later step i > t
+  // enters it. For finite values this is the full product X Y with Y's strict
+  // lower triangle 0; where a later step's column x_i is Inf or NaN, the full
+  // product would multiply it by that 0 (0 * Inf = NaN) and poison the earlier
+  // steps of the chunk, which the recurrence never sees (docs/CHUNKED.md,
+  // section 6). The kernel skips the k-tiles past the output tile and sums the
+  // diagonal tile over i <= t only.
+  template <class M>
+  static M masked_product(const M& X, const M& Y) {
+    M out(X.rows(), Y.cols());
+    for (int t = 0; t < int(Y.cols()); ++t) out.col(t) = X.leftCols(t + 1) * Y.col(t).head(t + 1);
+    return out;
+  }
 };
 
 // Operands of the products used as they are.
@@ -141,14 +171,14 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
             PhiK(j, c) = core::phi(Scalar(s.k[ok + j]), elu1);
             PhiQ(j, c) = core::phi(Scalar(s.q[ok + j]), elu1);
           }
-          const Scalar nk = opt.normalize_key() ? Scalar(PhiK.col(c).norm()) : Scalar(1);
+          const Scalar nk = opt.normalize_key() ? col_norm(PhiK.col(c)) : Scalar(1);
           K.col(c) = PhiK.col(c) / nk;
           if (s.has_u()) {
             for (int j = 0; j < d.Dk; ++j) U(j, c) = Scalar(s.u[ok + j]);
           } else {
             U.col(c) = K.col(c);
           }
-          if (opt.u_unit_scaled) U.col(c) = (U.col(c) / Scalar(U.col(c).norm())) / core::vsqrt(Scalar(d.Dk));
+          if (opt.u_unit_scaled) U.col(c) = (U.col(c) / col_norm(U.col(c))) / core::vsqrt(Scalar(d.Dk));
           for (int i = 0; i < d.Dv; ++i) V(i, c) = Scalar(s.v[ov + i]);
         }
         // Gate.
@@ -163,12 +193,12 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         for (int i = 0; i < len; ++i)
           for (int t = 0; t < len; ++t) Y(i, t) = i <= t ? Scalar(Y(i, t) / D[i]) : Scalar(0);
         M W = op(A) * op(K);
-        W -= op(Z) * op(Y);
+        W -= Structure::masked_product(M(op(Z)), M(op(Y)));
         const bool ridge = core::ridge_due(t0 + len, opt.ridge_every);
         if (ridge) W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
         M Ah(d.Dk, len);
         for (int c = 0; c < len; ++c) {
-          Ah.col(c) = opt.normalize_gate() ? M(W.col(c) / Scalar(W.col(c).norm())) : M(W.col(c));
+          Ah.col(c) = opt.normalize_gate() ? M(W.col(c) / col_norm(W.col(c))) : M(W.col(c));
         }
         // State: R T = V - S K with T = I + strict_upper(Ah^T K).
         const M AK = op(Ah).transpose() * op(K);
@@ -179,7 +209,7 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         for (int i = 0; i < len; ++i)
           for (int t = 0; t < i; ++t) AQ(i, t) = Scalar(0);
         M Yo = op(S) * op(PhiQ);
-        Yo += op(R) * op(AQ);
+        Yo += Structure::masked_product(M(op(R)), M(op(AQ)));
         // ||S_t||_F^2 from Gram matrices (no D x D matrix per step).
         const M SA = op(S) * op(Ah);
         const M RR = op(R).transpose() * op(R), AA = op(Ah).transpose() * op(Ah);
