@@ -44,6 +44,7 @@ struct Impl {
   bool chunked, bf16;
   int C;  // chunked only
   impl::ChunkedKind kind = impl::ChunkedKind::fp32;  // chunked only
+  gpu::ChunkedLayout layout = gpu::ChunkedLayout::plain;  // chunked only (pipelined: C = 32)
 };
 
 // Median ms of reps launches after one warm-up.
@@ -101,6 +102,11 @@ int main(int argc, char** argv) {
         const auto ki = gpu::chunked_kernel_info(kind, 64, C);
         std::printf("  D=64 C=%d %-13s %d thr %d reg %d B smem %d B local %d blocks/SM\n", C, impl::to_string(kind).c_str(),
                     ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
+        if (C == 32) {
+          const auto kp = gpu::chunked_pipelined_info(kind, 64, C);
+          std::printf("  D=64 C=%d %-13s pipelined: %d thr %d reg %d B smem %d B local %d blocks/SM\n", C, impl::to_string(kind).c_str(),
+                      kp.threads, kp.registers, kp.shared_bytes, kp.local_bytes, kp.blocks_per_sm);
+        }
       }
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "impl,B,H,T,D,C,median_ms,tokens_per_s,us_per_chunk,reps\n");
@@ -112,10 +118,19 @@ int main(int argc, char** argv) {
     const std::vector<Shape> shapes = quick ? std::vector<Shape>{{1, 16, 4096}}
                                             : std::vector<Shape>{{1, 16, 4096}, {1, 16, 16384}, {1, 16, 65536}, {8, 128, 4096}};
     using CK = impl::ChunkedKind;
-    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64, CK::bf16}, {"chunked-bf16 C=32", true, true, 32, CK::bf16},
-                                  {"chunked-tf32 C=64", true, false, 64, CK::tf32}, {"chunked-tf32 C=32", true, false, 32, CK::tf32},
-                                  {"chunked-fp32 C=64", true, false, 64, CK::fp32}, {"chunked-fp32 C=32", true, false, 32, CK::fp32},
-                                  {"fused bf16", false, true, 0},   {"fused fp32", false, false, 0}};
+    // C = 32 in both schedules (v7 pipelined, v6 plain); C = 64 has the plain one only.
+    constexpr auto PL = gpu::ChunkedLayout::pipelined;
+    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64, CK::bf16},
+                                  {"chunked-bf16 C=32 v6", true, true, 32, CK::bf16},
+                                  {"chunked-bf16 C=32 v7 pipelined", true, true, 32, CK::bf16, PL},
+                                  {"chunked-tf32 C=64", true, false, 64, CK::tf32},
+                                  {"chunked-tf32 C=32 v6", true, false, 32, CK::tf32},
+                                  {"chunked-tf32 C=32 v7 pipelined", true, false, 32, CK::tf32, PL},
+                                  {"chunked-fp32 C=64", true, false, 64, CK::fp32},
+                                  {"chunked-fp32 C=32 v6", true, false, 32, CK::fp32},
+                                  {"chunked-fp32 C=32 v7 pipelined", true, false, 32, CK::fp32, PL},
+                                  {"fused bf16", false, true, 0},
+                                  {"fused fp32", false, false, 0}};
     std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps |\n|---|---|---|---|---|---|---|---|---|\n");
     std::vector<std::string> floors;
     for (const Shape& sh : shapes) {
@@ -138,6 +153,7 @@ int main(int argc, char** argv) {
         VLA_CUDA_CHECK(cudaGetLastError());
         gpu::FusedParams p = gpu::make_params(Options{}, Dims{sh.B, sh.T, sh.H, D, D}, false);
         p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
+        gpu::set_chunked_layout(im.layout);
         auto launch = [&] {
           if (im.chunked) gpu::launch_chunked(p, im.kind, im.C, nullptr);
           else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
@@ -150,7 +166,10 @@ int main(int argc, char** argv) {
         const int C = im.chunked ? im.C : 1;
         // Blocks per SM: the fused kernels and a chunked launch of one wave run one;
         // several waves of the chunked kernel as many as its plan allows.
-        const int bps = im.chunked && sh.B * sh.H > sms ? gpu::chunked_kernel_info(im.kind, D, im.C).blocks_per_sm : 1;
+        const int bps = im.chunked && sh.B * sh.H > sms
+                            ? (im.layout == PL ? gpu::chunked_pipelined_info(im.kind, D, im.C) : gpu::chunked_kernel_info(im.kind, D, im.C))
+                                  .blocks_per_sm
+                            : 1;
         const double waves = std::ceil(double(sh.B) * sh.H / (double(sms) * bps));
         const double per_step_us = ms * 1e3 / (waves * std::ceil(double(sh.T) / C));
         std::printf("| %d | %d | %d | %d | %s | %.4g | %.3g | %.3g | %d |\n", sh.B, sh.H, sh.T, D, im.name.c_str(), ms, tok, per_step_us, reps);

@@ -41,7 +41,7 @@ for i in $(seq 0 $((shards - 1))); do
   timeout 150 "$bin/test_gpu_chunked_cuda" $quick --shard "$i/$shards" > "$logs/shard_$i.log" 2>&1 &
 done
 for tool in memcheck racecheck initcheck; do
-  ( timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick > "$logs/$tool.log" 2>&1
+  ( timeout 240 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick > "$logs/$tool.log" 2>&1
     echo "exit status: $?" >> "$logs/$tool.log" ) &
 done
 wait

@@ -10,6 +10,7 @@
 
 #include "check.cuh"
 #include "chunked_kernel.cuh"
+#include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/fused.hpp"
 
 namespace vla::gpu::chunked {
@@ -18,6 +19,11 @@ template <class Prec>
 void launch_prec(const FusedParams& p, int C, cudaStream_t s);
 template <class Prec>
 KernelInfo info_prec(int D, int C);
+template <class Prec>
+KernelInfo pipelined_info_prec(int D, int C);
+
+// The layout forced by set_chunked_layout (chunked_run.cu).
+extern ChunkedLayout forced_layout;
 
 // Multiprocessors of the current device (cached per device).
 inline int device_sms() {
@@ -34,8 +40,29 @@ inline int device_sms() {
 // One wave of blocks (B H <= SMs): each block fetches its next chunk while it
 // computes. Several waves: no prefetch, and without U (u = k) the C = 32 plan
 // fits two blocks per SM, which hide each other's latency.
+// The pipelined kernel where the layout asks for it and the plan fits (C = 32).
+// automatic: for the tensor-core kinds at one wave of blocks. Measured (H200,
+// reports/gpu/2026-12-01-h200-chunked-v7.md, D = 64, C = 32, B H = 16): per chunk
+// step bf16 32.6 us pipelined against 34.1 plain, tf32 36.2 against 38.2, but
+// fp32 (SIMT products) 44.8 against 42.6; at several waves the plain kernel's two
+// blocks per SM win (bf16 B H = 1024: 2.22e8 tokens/s against 1.20e8).
+inline bool use_pipelined(const FusedParams& p, int C, bool fits, bool tensor_cores) {
+  const ChunkedLayout l = forced_layout;
+  return fits && C == 32 &&
+         (l == ChunkedLayout::pipelined || (l == ChunkedLayout::automatic && tensor_cores && p.B * p.H <= device_sms()));
+}
+
 template <class Tr>
 void launch_typed(const FusedParams& p, cudaStream_t s) {
+  if constexpr (PipePlan<Tr>::fits) {
+    if (use_pipelined(p, Tr::C, true, Tr::tc_bf16 || Tr::tc_tf32)) {
+      const auto k = chunked_forward_pipelined<Tr>;
+      VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, PipePlan<Tr>::smem_bytes));
+      k<<<p.B * p.H, NT, PipePlan<Tr>::smem_bytes, s>>>(p);
+      VLA_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+  }
   const auto k = chunked_forward<Tr>;
   const bool prefetch = p.B * p.H <= device_sms(), u_is_k = !p.u && !p.u_unit_scaled;
   const int bytes = Tr::smem_bytes(prefetch, u_is_k);
@@ -57,6 +84,24 @@ KernelInfo info_typed() {
   i.shared_bytes = Tr::smem_bytes(false, true);
   i.local_bytes = int(a.localSizeBytes);
   VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i.blocks_per_sm, k, NT, i.shared_bytes));
+  return i;
+}
+
+// Resources of the pipelined kernel (none where its plan does not fit).
+template <class Tr>
+KernelInfo pipelined_info_typed() {
+  KernelInfo i;
+  if constexpr (PipePlan<Tr>::fits) {
+    const auto k = chunked_forward_pipelined<Tr>;
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, PipePlan<Tr>::smem_bytes));
+    cudaFuncAttributes a{};
+    VLA_CUDA_CHECK(cudaFuncGetAttributes(&a, k));
+    i.threads = NT;
+    i.registers = a.numRegs;
+    i.shared_bytes = PipePlan<Tr>::smem_bytes;
+    i.local_bytes = int(a.localSizeBytes);
+    VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i.blocks_per_sm, k, NT, i.shared_bytes));
+  }
   return i;
 }
 
@@ -85,5 +130,9 @@ auto dispatch(int D, int C, F&& f) {
   template <>                                                                                           \
   KernelInfo info_prec<PREC>(int D, int C) {                                                            \
     return dispatch<PREC>(D, C, [&](auto tr) { return info_typed<decltype(tr)>(); });                   \
+  }                                                                                                     \
+  template <>                                                                                           \
+  KernelInfo pipelined_info_prec<PREC>(int D, int C) {                                                  \
+    return dispatch<PREC>(D, C, [&](auto tr) { return pipelined_info_typed<decltype(tr)>(); });         \
   }                                                                                                     \
   }

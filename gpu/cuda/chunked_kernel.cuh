@@ -25,6 +25,15 @@
 //   while this chunk computes; with several waves at C = 32 and u = k, two
 //   blocks per SM (Traits::smem_bytes, chunked_dispatch.cuh).
 //
+//
+// Kernel v7 adds a second schedule of the same per-chunk operations,
+// chunked_forward_pipelined (end of this file): the gate of chunk c + 1 and the
+// state of chunk c share the barrier-separated phases, on double-buffered chunk
+// data; launched at C = 32 for one wave of blocks (chunked_dispatch.cuh,
+// ChunkedLayout). The masked products Z Y and R triu(Ah^T Phi_q) are causal
+// (product<..., CAUSAL>) and the column norms rescale where the sum of squares
+// overflows (col_norms): docs/CHUNKED.md, section 6.
+//
 // Shared-memory matrices are float, row-major with a padded leading dimension.
 #pragma once
 
@@ -326,25 +335,48 @@ __device__ void col_norms(const float* x, float* nrm, int len) {
 // cf[i * LDC + t] (i < t), columns t < len: x_t -= sum_{i<t} U(i, t) x_i,
 // right-looking; columns t >= len come out 0. Rows are independent: the NT / D
 // lanes of one row hold its columns t = s (mod NT / D) in registers and x_i is
-// broadcast by shuffle (no barrier per column). Block barrier after.
-template <class Tr>
-__device__ void unit_upper_solve(float* X, const float* cf, int len) {
+// broadcast by shuffle (no barrier per column). With TWO, a second system
+// (X2, cf2, len2) is solved in the same loop, interleaved (two independent
+// chains; len 0: that system is left alone). No barrier.
+template <class Tr, bool TWO>
+__device__ void solve_rows(float* X, const float* cf, int len, float* X2, const float* cf2, int len2) {
   constexpr int TPR = NT / Tr::D, NC = Tr::C / TPR, LDC = Tr::LDC;
   const int s = threadIdx.x % TPR;
   float* row = X + (threadIdx.x / TPR) * LDC;
-  float x[NC];
+  float* row2 = TWO ? X2 + (threadIdx.x / TPR) * LDC : nullptr;
+  float x[NC], y[NC];
 #pragma unroll
-  for (int m = 0; m < NC; ++m) x[m] = row[s + TPR * m];
+  for (int m = 0; m < NC; ++m) {
+    x[m] = len > 0 ? row[s + TPR * m] : 0.0f;
+    if constexpr (TWO) y[m] = len2 > 0 ? row2[s + TPR * m] : 0.0f;
+  }
+  const int last = TWO && len2 > len ? len2 : len;
 #pragma unroll
   for (int i = 0; i < Tr::C - 1; ++i) {
-    if (i >= len - 1) break;  // uniform over the block
+    if (i >= last - 1) break;  // uniform over the block
     const float xi = __shfl_sync(0xffffffffu, x[i / TPR], i % TPR, TPR);
+    float yi = 0.0f;
+    if constexpr (TWO) yi = __shfl_sync(0xffffffffu, y[i / TPR], i % TPR, TPR);
 #pragma unroll
     for (int m = i / TPR; m < NC; ++m)
-      if (TPR * m > i || s + TPR * m > i) x[m] -= cf[i * LDC + s + TPR * m] * xi;
+      if (TPR * m > i || s + TPR * m > i) {
+        if (i < len - 1) x[m] -= cf[i * LDC + s + TPR * m] * xi;
+        if constexpr (TWO)
+          if (i < len2 - 1) y[m] -= cf2[i * LDC + s + TPR * m] * yi;
+      }
   }
 #pragma unroll
-  for (int m = 0; m < NC; ++m) row[s + TPR * m] = s + TPR * m < len ? x[m] : 0.0f;
+  for (int m = 0; m < NC; ++m) {
+    if (len > 0) row[s + TPR * m] = s + TPR * m < len ? x[m] : 0.0f;
+    if constexpr (TWO)
+      if (len2 > 0) row2[s + TPR * m] = s + TPR * m < len2 ? y[m] : 0.0f;
+  }
+}
+
+// One system (as solve_rows), then a block barrier.
+template <class Tr>
+__device__ void unit_upper_solve(float* X, const float* cf, int len) {
+  solve_rows<Tr, false>(X, cf, len, nullptr, nullptr, 0);
   __syncthreads();
 }
 
@@ -424,13 +456,167 @@ __device__ void fetch_chunk(unsigned char* raw, const FusedParams& p, int b, int
 #endif
 }
 
+// The chunk [t0, t0 + len) into shared memory (a block barrier first, so that
+// the previous readers of these buffers are done): phi(k) into K and N, phi(q)
+// into Q, v, u; zero past len; with prefetch, from raw (fetched by cp.async),
+// then the next chunk's fetch is issued. Then the unit keys, u's scaling, and
+// the running normaliser n_t (the recurrence's order) in N, read after later
+// barriers.
+template <class Tr>
+__device__ void load_chunk(const FusedParams& p, int b, int h, int t0, int len, bool prefetch, unsigned char* raw, float* K,
+                           float* N, float* Q, float* V, float* U, float* col, float* nv) {
+  using Prec = typename Tr::Prec;
+  using In = typename Prec::In;
+  constexpr int D = Tr::D, C = Tr::C, LDC = Tr::LDC;
+  const int tid = threadIdx.x;
+  const In* gq = static_cast<const In*>(p.q);
+  const In* gk = static_cast<const In*>(p.k);
+  const In* gv = static_cast<const In*>(p.v);
+  const In* gu = static_cast<const In*>(p.u);
+  const bool u_is_k = !gu && !p.u_unit_scaled;
+  const float sqrt_d = sqrtf(float(D));
+  // Load the chunk: phi(k) into K and N, phi(q) into Q, v, u; zero past len.
+  {
+    constexpr int PER = C * D / NT;
+    In lk[PER], lq[PER], lv[PER], lu[PER];
+    if (Tr::can_prefetch && prefetch) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+      asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+      __syncthreads();
+      const In* rq = reinterpret_cast<const In*>(raw);
+#pragma unroll
+      for (int x = 0; x < PER; ++x) {
+        const int e = tid + x * NT;  // = c * D + j
+        lq[x] = rq[e];
+        lk[x] = rq[C * D + e];
+        lv[x] = rq[2 * C * D + e];
+        lu[x] = gu ? rq[3 * C * D + e] : In(0);
+      }
+    } else {
+      __syncthreads();
+#pragma unroll
+      for (int x = 0; x < PER; ++x) {
+        const int e = tid + x * NT, c = e / D, j = e % D;
+        const std::size_t o = ((std::size_t(b) * p.T + t0 + (c < len ? c : 0)) * p.H + h) * D + j;
+        lk[x] = gk[o];
+        lq[x] = gq[o];
+        lv[x] = gv[o];
+        lu[x] = gu ? gu[o] : In(0);
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < PER; ++x) {
+      const int e = tid + x * NT, c = e / D, j = e % D;
+      const bool in = c < len;
+      const float kk = in ? core::phi(Prec::load(lk[x]), p.elu1) : 0.0f;
+      K[j * LDC + c] = kk;
+      N[j * LDC + c] = kk;
+      Q[j * LDC + c] = in ? core::phi(Prec::load(lq[x]), p.elu1) : 0.0f;
+      V[j * LDC + c] = in ? Prec::load(lv[x]) : 0.0f;
+      if (!u_is_k) U[j * LDC + c] = in && gu ? Prec::load(lu[x]) : 0.0f;
+    }
+  }
+  __syncthreads();
+  if constexpr (Tr::can_prefetch)
+    if (prefetch && t0 + len < p.T) fetch_chunk<Tr>(raw, p, b, h, t0 + len, chunk_len(t0 + len, p.T, C, p.ridge_every));
+  if (p.normalize_key) {
+    col_norms<Tr, D>(K, col, len);
+    __syncthreads();
+    for (int e = tid; e < D * C; e += NT)
+      if (e % C < len) K[(e / C) * LDC + e % C] /= col[e % C];
+    __syncthreads();
+  }
+  if (!gu && p.u_unit_scaled) {
+    for (int e = tid; e < D * C; e += NT) U[(e / C) * LDC + e % C] = K[(e / C) * LDC + e % C];
+    __syncthreads();
+  }
+  if (p.u_unit_scaled) {
+    col_norms<Tr, D>(U, col, len);
+    __syncthreads();
+    for (int e = tid; e < D * C; e += NT)
+      if (e % C < len) {
+        float& x = U[(e / C) * LDC + e % C];
+        x = (x / col[e % C]) / sqrt_d;
+      }
+    __syncthreads();
+  }
+  // Running normaliser n_t (the recurrence's order) in N (read after later barriers).
+  for (int j = tid; j < D; j += NT) {
+    float n = nv[j];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      if (c >= len) break;
+      n = n + N[j * LDC + c];
+      N[j * LDC + c] = n;
+    }
+    nv[j] = n;
+  }
+}
+
+// ||S_c||_F^2 of the D x D state S (ld LDD), partial sums of warps 1..NW-1
+// into red[warp] (called by those warps only). No barrier.
+template <class Tr>
+__device__ void state_sq_norm(const float* S, float* red) {
+  constexpr int D = Tr::D;
+  float s2 = 0.0f;
+  for (int e = threadIdx.x - 32; e < D * D; e += NT - 32) {
+    const float x = S[(e / D) * Tr::LDD + e % D];
+    s2 = core::vfma(x, x, s2);
+  }
+  for (int m = 16; m >= 1; m /= 2) s2 += __shfl_xor_sync(0xffffffffu, s2, m);
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s2;
+}
+
+// The increments of ||S_t||_F^2 over the chunk, inc[t] = 2 r_t.(S_c a^_t) +
+// sum_{i<=t} (2 - [i = t]) (r_i.r_t)(a^_i.a^_t) (rr = R^T R, aa = Ah^T Ah, sa[t] =
+// r_t.(S_c a^_t)), and ||S_c||^2 into misc[0] from the warps' partials. No barrier.
+template <class Tr>
+__device__ void norm_increments(const float* rr, const float* aa, const float* sa, const float* red, float* inc, float* misc, int len) {
+  constexpr int LDC = Tr::LDC;
+  const int tid = threadIdx.x;
+  if (tid < len) {
+    const int t = tid;
+    float x = 2.0f * sa[t] + rr[t * LDC + t] * aa[t * LDC + t];
+    for (int i = 0; i < t; ++i) x += 2.0f * rr[i * LDC + t] * aa[i * LDC + t];
+    inc[t] = x;
+  }
+  if (tid == 0) {
+    float tot = 0.0f;
+    for (int w = 1; w < NW; ++w) tot += red[w];
+    misc[0] = tot;
+  }
+}
+
+// ||S_t|| and o_t of the chunk [t0, t0 + len): y (D x C, ld LDC) the readout,
+// den the ratio denominators n_t . phi(q_t). No barrier.
+template <class Tr>
+__device__ void write_outputs(const FusedParams& p, int b, int h, int t0, int len, const float* y, const float* den, const float* inc,
+                              const float* misc) {
+  using Prec = typename Tr::Prec;
+  using Out = typename Prec::Out;
+  constexpr int D = Tr::D, C = Tr::C, LDC = Tr::LDC;
+  const int tid = threadIdx.x;
+  Out* go = static_cast<Out*>(p.o);
+  if (tid < len) {
+    float n2 = misc[0];
+    for (int i = 0; i <= tid; ++i) n2 += inc[i];
+    p.state_norm[(std::size_t(b) * p.T + t0 + tid) * p.H + h] = sqrtf(n2 > 0.0f ? n2 : 0.0f);
+  }
+  for (int e = tid; e < C * D; e += NT) {
+    const int c = e / D, j = e % D;
+    if (c >= len) continue;
+    float x = y[j * LDC + c];
+    if (p.ratio) x = x / core::readout_den(den[c], p.den_floor);
+    const std::size_t o = ((std::size_t(b) * p.T + t0 + c) * p.H + h) * D + j;
+    go[o] = Prec::out_bits(x);
+  }
+}
+
 // prefetch: fetch the next chunk by cp.async (the launch gave the raw region:
 // Traits::smem_bytes(true, .)).
 template <class Tr>
 __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParams p, bool prefetch) {
-  using Prec = typename Tr::Prec;
-  using In = typename Prec::In;
-  using Out = typename Prec::Out;
   constexpr int D = Tr::D, C = Tr::C, LDD = Tr::LDD, LDC = Tr::LDC;
   constexpr Acc SET = Acc::set, ADD = Acc::add, SUB = Acc::sub;
   using N_ = Opnd<false>;  // stored as used
@@ -445,13 +631,8 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
   unsigned char* raw = smem_raw + Tr::float_bytes;
 
   const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H, tid = threadIdx.x, warp = tid / 32;
-  const In* gq = static_cast<const In*>(p.q);
-  const In* gk = static_cast<const In*>(p.k);
-  const In* gv = static_cast<const In*>(p.v);
-  const In* gu = static_cast<const In*>(p.u);
-  Out* go = static_cast<Out*>(p.o);
   // U is K itself when u is not given and not rescaled (the paper preset).
-  const bool u_is_k = !gu && !p.u_unit_scaled;
+  const bool u_is_k = !p.u && !p.u_unit_scaled;
   const float* Uop = u_is_k ? K : U;
 
   for (int e = tid; e < D * D; e += NT) {
@@ -464,87 +645,10 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
   if constexpr (Tr::can_prefetch)
     if (prefetch) fetch_chunk<Tr>(raw, p, b, h, 0, chunk_len(0, p.T, C, p.ridge_every));
 
-  const float sqrt_d = sqrtf(float(D));
   for (int t0 = 0; t0 < p.T;) {
     const int len = chunk_len(t0, p.T, C, p.ridge_every);
     const bool ridge = core::ridge_due(long(t0) + len, p.ridge_every);
-    // Load the chunk: phi(k) into K and N, phi(q) into Q, v, u; zero past len.
-    {
-      constexpr int PER = C * D / NT;
-      In lk[PER], lq[PER], lv[PER], lu[PER];
-      if (Tr::can_prefetch && prefetch) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-        asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-        __syncthreads();
-        const In* rq = reinterpret_cast<const In*>(raw);
-#pragma unroll
-        for (int x = 0; x < PER; ++x) {
-          const int e = tid + x * NT;  // = c * D + j
-          lq[x] = rq[e];
-          lk[x] = rq[C * D + e];
-          lv[x] = rq[2 * C * D + e];
-          lu[x] = gu ? rq[3 * C * D + e] : In(0);
-        }
-      } else {
-        __syncthreads();
-#pragma unroll
-        for (int x = 0; x < PER; ++x) {
-          const int e = tid + x * NT, c = e / D, j = e % D;
-          const std::size_t o = ((std::size_t(b) * p.T + t0 + (c < len ? c : 0)) * p.H + h) * D + j;
-          lk[x] = gk[o];
-          lq[x] = gq[o];
-          lv[x] = gv[o];
-          lu[x] = gu ? gu[o] : In(0);
-        }
-      }
-#pragma unroll
-      for (int x = 0; x < PER; ++x) {
-        const int e = tid + x * NT, c = e / D, j = e % D;
-        const bool in = c < len;
-        const float kk = in ? core::phi(Prec::load(lk[x]), p.elu1) : 0.0f;
-        K[j * LDC + c] = kk;
-        N[j * LDC + c] = kk;
-        Q[j * LDC + c] = in ? core::phi(Prec::load(lq[x]), p.elu1) : 0.0f;
-        V[j * LDC + c] = in ? Prec::load(lv[x]) : 0.0f;
-        if (!u_is_k) U[j * LDC + c] = in && gu ? Prec::load(lu[x]) : 0.0f;
-      }
-    }
-    __syncthreads();
-    if constexpr (Tr::can_prefetch)
-      if (prefetch && t0 + len < p.T) fetch_chunk<Tr>(raw, p, b, h, t0 + len, chunk_len(t0 + len, p.T, C, p.ridge_every));
-    if (p.normalize_key) {
-      col_norms<Tr, D>(K, col, len);
-      __syncthreads();
-      for (int e = tid; e < D * C; e += NT)
-        if (e % C < len) K[(e / C) * LDC + e % C] /= col[e % C];
-      __syncthreads();
-    }
-    if (!gu && p.u_unit_scaled) {
-      for (int e = tid; e < D * C; e += NT) U[(e / C) * LDC + e % C] = K[(e / C) * LDC + e % C];
-      __syncthreads();
-    }
-    if (p.u_unit_scaled) {
-      col_norms<Tr, D>(U, col, len);
-      __syncthreads();
-      for (int e = tid; e < D * C; e += NT)
-        if (e % C < len) {
-          float& x = U[(e / C) * LDC + e % C];
-          x = (x / col[e % C]) / sqrt_d;
-        }
-      __syncthreads();
-    }
-    // Running normaliser n_t (the recurrence's order) in N (read after later barriers).
-    for (int j = tid; j < D; j += NT) {
-      float n = nv[j];
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        if (c >= len) break;
-        n = n + N[j * LDC + c];
-        N[j * LDC + c] = n;
-      }
-      nv[j] = n;
-    }
+    load_chunk<Tr>(p, b, h, t0, len, prefetch, raw, K, N, Q, V, U, col, nv);
 
     // Gate. P = A U, G = U^T P (C1).
     int slot = 0;
@@ -562,13 +666,7 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
       slot = 0;
       product<Tr, D, C, D, SET>(W, LDC, N_{A, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
       product<Tr, D, C, D, SUB>(V, LDC, N_{S, LDD}, N_{K, LDC}, slot, warp - 1, NW - 1);
-      float s2 = 0.0f;
-      for (int e = tid - 32; e < D * D; e += NT - 32) {
-        const float x = S[(e / D) * LDD + e % D];
-        s2 = core::vfma(x, x, s2);
-      }
-      for (int m = 16; m >= 1; m /= 2) s2 += __shfl_xor_sync(0xffffffffu, s2, m);
-      if (tid % 32 == 0) red[warp] = s2;
+      state_sq_norm<Tr>(S, red);
     }
     __syncthreads();
     // Z = P L^{-T} (in P).
@@ -616,33 +714,165 @@ __global__ void __launch_bounds__(NT, Tr::min_blocks) chunked_forward(FusedParam
     product<Tr, C, C, D, SET>(C1, LDC, T_{V, LDC}, N_{V, LDC}, slot, warp, NW);
     product<Tr, D, D, C, ADD>(S, LDD, N_{V, LDC}, T_{W, LDC}, slot, warp, NW);
     __syncthreads();
-    // ||S_t||_F^2 = ||S_c||^2 + prefix sums of the increments.
-    if (tid < len) {
-      const int t = tid;
-      float x = 2.0f * col[t] + C1[t * LDC + t] * C3[t * LDC + t];
-      for (int i = 0; i < t; ++i) x += 2.0f * C1[i * LDC + t] * C3[i * LDC + t];
-      inc[t] = x;
-    }
-    if (tid == 0) {
-      float tot = 0.0f;
-      for (int w = 1; w < NW; ++w) tot += red[w];
-      misc[0] = tot;
+    // ||S_t||_F^2 = ||S_c||^2 + prefix sums of the increments; o.
+    norm_increments<Tr>(C1, C3, col, red, inc, misc, len);
+    __syncthreads();
+    write_outputs<Tr>(p, b, h, t0, len, P, col2, inc, misc);
+    t0 += len;
+  }
+  __syncthreads();
+  for (int e = tid; e < D * D; e += NT) {
+    const int i = e / D, j = e % D;
+    p.S[(std::size_t(bh) * D + i) * D + j] = S[i * LDD + j];
+    p.A[(std::size_t(bh) * D + i) * D + j] = A[i * LDD + j];
+  }
+}
+
+// ---- Kernel v7: the gate of chunk c + 1 pipelined with the state of chunk c ----
+//
+// The gate of a chunk (P = A U, G, L D L^T, Z, Y, W, the A update, the gate's
+// normalisation) does not depend on S or v; the state of a chunk (V - S K, the R
+// solve, the readout, the S update, the norms) needs only S and the chunk's
+// gates. So one block runs them skewed by one chunk: each pass of the loop runs
+// the gate of chunk g = s + 1 and the state of chunk s in the same
+// barrier-separated phases, on double-buffered chunk data (K, Q, V, W and the
+// ratio denominators, by chunk parity): the state's products fill the seven
+// warps beside the one-warp L D L^T, and the two triangular solves (Z of chunk g,
+// R of chunk s) run interleaved in the same registers' loop. Every product, mask,
+// division and operand rounding is v6's, in the same order for each chunk, so
+// the twin is unchanged and the bits are the plain kernel's. 12 barriers per
+// chunk for the paper preset (plain: 16). C = 32 only: the plan needs 195,200 B
+// (bf16 inputs) or 211,584 B (float) at D = 64, one block per SM, with the next
+// chunk prefetched; launched for chunked-bf16 and -tf32 at one wave of blocks
+// (chunked_dispatch.cuh, use_pipelined).
+template <class Tr>
+struct PipePlan {
+  static constexpr int D = Tr::D, C = Tr::C, LDD = Tr::LDD, LDC = Tr::LDC;
+  // Vectors: pivots, the gate's column scalars, the state's, ratio denominators
+  // (2, by parity), increments, n, per-warp partials, misc.
+  static constexpr int vPiv = 0, vColG = vPiv + C, vColS = vColG + C, vDen = vColS + C, vInc = vDen + 2 * C, vN = vInc + C,
+                       vRed = vN + D, vMisc = vRed + 8, vEnd = vMisc + 8;
+  // A, S (D x D); K, Q, V, W by parity, N, P (Z), Ps (readout), Ns (S Ah) (D x C);
+  // the gate's C1, C2 and the state's C1, C2, C3 (C x C); U last.
+  static constexpr int DC = D * LDC, CC = C * LDC;
+  static constexpr int fA = (vEnd + 31) / 32 * 32, fS = fA + D * LDD, fK = fS + D * LDD, fQ = fK + 2 * DC, fV = fQ + 2 * DC,
+                       fW = fV + 2 * DC, fN = fW + 2 * DC, fP = fN + DC, fPs = fP + DC, fNs = fPs + DC, fC1g = fNs + DC,
+                       fC2g = fC1g + CC, fC1s = fC2g + CC, fC2s = fC1s + CC, fC3s = fC2s + CC, fU = fC3s + CC, floats = fU + DC;
+  static constexpr int float_bytes = ((floats * 4 + 127) / 128) * 128;
+  static constexpr int smem_bytes = float_bytes + Tr::raw_bytes;
+  static constexpr bool fits = C == 32 && Tr::can_prefetch && smem_bytes <= 232448;
+};
+
+template <class Tr>
+__global__ void __launch_bounds__(NT, 1) chunked_forward_pipelined(FusedParams p) {
+  using Pl = PipePlan<Tr>;
+  constexpr int D = Tr::D, C = Tr::C, LDD = Tr::LDD, LDC = Tr::LDC;
+  constexpr Acc SET = Acc::set, ADD = Acc::add, SUB = Acc::sub;
+  using N_ = Opnd<false>;
+  using T_ = Opnd<true>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  float* f = reinterpret_cast<float*>(smem_raw);
+  float *A = f + Pl::fA, *S = f + Pl::fS, *N = f + Pl::fN, *P = f + Pl::fP, *Ps = f + Pl::fPs, *Ns = f + Pl::fNs, *U = f + Pl::fU,
+        *C1g = f + Pl::fC1g, *C2g = f + Pl::fC2g, *C1s = f + Pl::fC1s, *C2s = f + Pl::fC2s, *C3s = f + Pl::fC3s;
+  float *piv = f + Pl::vPiv, *colg = f + Pl::vColG, *cols = f + Pl::vColS, *inc = f + Pl::vInc, *nv = f + Pl::vN,
+        *red = f + Pl::vRed, *misc = f + Pl::vMisc;
+  unsigned char* raw = smem_raw + Pl::float_bytes;
+  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H, tid = threadIdx.x, warp = tid / 32;
+  const bool u_is_k = !p.u && !p.u_unit_scaled;
+
+  for (int e = tid; e < D * D; e += NT) {
+    const int i = e / D, j = e % D;
+    A[i * LDD + j] = i == j ? p.inv_lambda0 : 0.0f;
+    S[i * LDD + j] = 0.0f;
+  }
+  for (int j = tid; j < D; j += NT) nv[j] = 0.0f;
+  fetch_chunk<Tr>(raw, p, b, h, 0, chunk_len(0, p.T, C, p.ridge_every));
+
+  // g: the gate's chunk (starting after t0g steps, buffers of parity pg); s: the state's.
+  int t0g = 0, t0s = 0, lens = 0, pg = 0;
+  bool has_s = false;
+  for (;;) {
+    const bool has_g = t0g < p.T;
+    if (!has_g && !has_s) break;
+    const int lg = has_g ? chunk_len(t0g, p.T, C, p.ridge_every) : 0, ps = pg ^ 1;
+    float *Kg = f + Pl::fK + pg * Pl::DC, *Qg = f + Pl::fQ + pg * Pl::DC, *Vg = f + Pl::fV + pg * Pl::DC, *Wg = f + Pl::fW + pg * Pl::DC;
+    float *Ks = f + Pl::fK + ps * Pl::DC, *Qs = f + Pl::fQ + ps * Pl::DC, *Vs = f + Pl::fV + ps * Pl::DC, *Ws = f + Pl::fW + ps * Pl::DC;
+    float *deng = f + Pl::vDen + pg * C, *dens = f + Pl::vDen + ps * C;
+    const float* Uop = u_is_k ? Kg : U;
+    const bool ridge = has_g && core::ridge_due(long(t0g) + lg, p.ridge_every);
+    // Gate: the chunk's inputs (K normalised, U, running n in N), then P = A U.
+    if (has_g) load_chunk<Tr>(p, b, h, t0g, lg, true, raw, Kg, N, Qg, Vg, U, colg, nv);
+    int slot = 0;
+    if (has_g) product<Tr, D, C, D, SET>(P, LDC, N_{A, LDD}, N_{Uop, LDC}, slot, warp, NW);
+    __syncthreads();
+    // Gate: G = U^T P (C1g), ratio denominators n_t . phi(q_t).
+    slot = 0;
+    if (has_g) {
+      product<Tr, C, C, D, SET>(C1g, LDC, T_{Uop, LDC}, N_{P, LDC}, slot, warp, NW);
+      if (p.ratio) col_dots<Tr, D>(N, Qg, deng, lg);
     }
     __syncthreads();
-    if (tid < len) {
-      float n2 = misc[0];
-      for (int i = 0; i <= tid; ++i) n2 += inc[i];
-      p.state_norm[(std::size_t(b) * p.T + t0 + tid) * p.H + h] = sqrtf(n2 > 0.0f ? n2 : 0.0f);
+    // Gate: I + G = L D L^T (warp 0), W = A K. State: T = I + strict_upper(Ah^T K)
+    // (C1s), triu(Ah^T Q) (C2s), S Q (Ps), S Ah (Ns), Ah^T Ah (C3s), V - S K, ||S_s||^2.
+    if (warp == 0) {
+      if (has_g) ldl_warp<Tr>(C1g, piv, lg, p.delta_floor);
+    } else {
+      slot = 0;
+      if (has_g) product<Tr, D, C, D, SET>(Wg, LDC, N_{A, LDD}, N_{Kg, LDC}, slot, warp - 1, NW - 1);
+      if (has_s) {
+        product<Tr, C, C, D, SET>(C1s, LDC, T_{Ws, LDC}, N_{Ks, LDC}, slot, warp - 1, NW - 1);
+        product<Tr, C, C, D, SET>(C2s, LDC, T_{Ws, LDC}, N_{Qs, LDC}, slot, warp - 1, NW - 1, TriuEpi{});
+        product<Tr, D, C, D, SET>(Ps, LDC, N_{S, LDD}, N_{Qs, LDC}, slot, warp - 1, NW - 1);
+        product<Tr, D, C, D, SET>(Ns, LDC, N_{S, LDD}, N_{Ws, LDC}, slot, warp - 1, NW - 1);
+        product<Tr, C, C, D, SET>(C3s, LDC, T_{Ws, LDC}, N_{Ws, LDC}, slot, warp - 1, NW - 1);
+        product<Tr, D, C, D, SUB>(Vs, LDC, N_{S, LDD}, N_{Ks, LDC}, slot, warp - 1, NW - 1);
+        state_sq_norm<Tr>(S, red);
+      }
     }
-    for (int e = tid; e < C * D; e += NT) {
-      const int c = e / D, j = e % D;
-      if (c >= len) continue;
-      float y = P[j * LDC + c];
-      if (p.ratio) y = y / core::readout_den(col2[c], p.den_floor);
-      const std::size_t o = ((std::size_t(b) * p.T + t0 + c) * p.H + h) * D + j;
-      go[o] = Prec::out_bits(y);
+    __syncthreads();
+    // Z = P L^{-T} (gate, in P) and R T = V - S K (state, in Vs), interleaved.
+    solve_rows<Tr, true>(P, C1g, has_g ? lg : 0, Vs, C1s, has_s ? lens : 0);
+    __syncthreads();
+    // Gate: Y = triu(D^{-1} Z^T K) (C2g). State: r_t . (S a^_t); readout
+    // Y = S Q + R triu(Ah^T Q) (Ps, causal); R^T R (C1s); S += R Ah^T.
+    slot = 0;
+    if (has_g) product<Tr, C, C, D, SET>(C2g, LDC, T_{P, LDC}, N_{Kg, LDC}, slot, warp, NW, TriuDivEpi{piv});
+    if (has_s) {
+      col_dots<Tr, D>(Vs, Ns, cols, lens);
+      product<Tr, D, C, C, ADD, N_, N_, NoEpi, true>(Ps, LDC, N_{Vs, LDC}, N_{C2s, LDC}, slot, warp, NW);
+      product<Tr, C, C, D, SET>(C1s, LDC, T_{Vs, LDC}, N_{Vs, LDC}, slot, warp, NW);
+      product<Tr, D, D, C, ADD>(S, LDD, N_{Vs, LDC}, T_{Ws, LDC}, slot, warp, NW);
     }
-    t0 += len;
+    __syncthreads();
+    // Gate: W = A K - Z Y (causal); A -= (Z D^{-1}) Z^T. State: the norms' increments.
+    slot = 0;
+    if (has_g) {
+      product<Tr, D, C, C, SUB, N_, N_, NoEpi, true>(Wg, LDC, N_{P, LDC}, N_{C2g, LDC}, slot, warp, NW);
+      product<Tr, D, D, C, SUB>(A, LDD, Opnd<false, true>{P, LDC, piv}, T_{P, LDC}, slot, warp, NW);
+    }
+    if (has_s) norm_increments<Tr>(C1s, C3s, cols, red, inc, misc, lens);
+    __syncthreads();
+    // State: o and ||S_t|| of chunk s. Gate: ridge, then the gates' normalisation.
+    if (has_s) write_outputs<Tr>(p, b, h, t0s, lens, Ps, dens, inc, misc);
+    if (ridge) {
+      for (int j = tid; j < D; j += NT) {
+        Wg[j * LDC + lg - 1] += p.ridge * Kg[j * LDC + lg - 1];
+        A[j * LDD + j] += p.ridge;
+      }
+    }
+    if (has_g && p.normalize_gate) {
+      if (ridge) __syncthreads();
+      col_norms<Tr, D>(Wg, colg, lg);
+      __syncthreads();
+      for (int e = tid; e < D * C; e += NT)
+        if (e % C < lg) Wg[(e / C) * LDC + e % C] /= colg[e % C];
+    }
+    has_s = has_g;
+    t0s = t0g;
+    lens = lg;
+    t0g += lg;
+    pg ^= 1;
+    __syncthreads();
   }
   __syncthreads();
   for (int e = tid; e < D * D; e += NT) {

@@ -56,12 +56,24 @@ std::vector<float> device_round_tf32(const std::vector<float>& x) {
   return download<float>(out, x.size());
 }
 
+namespace chunked {
+ChunkedLayout forced_layout = ChunkedLayout::automatic;
+}  // namespace chunked
+
+void set_chunked_layout(ChunkedLayout layout) { chunked::forced_layout = layout; }
+
 void launch_chunked(const FusedParams& p, impl::ChunkedKind kind, int C, void* stream) {
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("chunked kernel: B, T and H must be >= 1");
   const auto s = static_cast<cudaStream_t>(stream);
   if (kind == impl::ChunkedKind::bf16) return chunked::launch_prec<PrecBf16>(p, C, s);
   if (kind == impl::ChunkedKind::tf32) return chunked::launch_prec<chunked::PrecTf32>(p, C, s);
   return chunked::launch_prec<PrecFp32>(p, C, s);
+}
+
+KernelInfo chunked_pipelined_info(impl::ChunkedKind kind, int D, int C) {
+  if (kind == impl::ChunkedKind::bf16) return chunked::pipelined_info_prec<PrecBf16>(D, C);
+  if (kind == impl::ChunkedKind::tf32) return chunked::pipelined_info_prec<chunked::PrecTf32>(D, C);
+  return chunked::pipelined_info_prec<PrecFp32>(D, C);
 }
 
 KernelInfo chunked_kernel_info(impl::ChunkedKind kind, int D, int C) {

@@ -85,6 +85,14 @@ inline CausalCheck causal_check(const Outputs& full, const Outputs& prefix, int 
   return c;
 }
 
+// Every output element of a and b has the same bits (NaN payloads included).
+inline bool same_bits(const Outputs& a, const Outputs& b) {
+  auto eq = [](const std::vector<double>& x, const std::vector<double>& y) {
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+  };
+  return eq(a.o, b.o) && eq(a.S, b.S) && eq(a.A, b.A) && eq(a.state_norm, b.state_norm);
+}
+
 // The steps t < t_star of a run on the full stream as outputs of the prefix
 // stream: o and ||S_t|| from `full`, the final S and A from `prefix` (the run on
 // the first t_star steps), so that the error model judges the earlier steps'

@@ -31,6 +31,15 @@ void fail(const std::string& what) {
   std::printf("FAIL %s\n", what.c_str());
 }
 
+// The kernel schedule of later launches (chunked_launch.hpp).
+void use_layout(gpu::ChunkedLayout layout) {
+#if defined(VLA_HAVE_CUDA)
+  gpu::set_chunked_layout(layout);
+#else
+  (void)layout;
+#endif
+}
+
 // sqrt(sum (a-b)^2 / sum b^2) over a tensor; non-finite a counted apart.
 double rel_fro(const std::vector<double>& a, const std::vector<double>& b, std::size_t& nonfinite) {
   double num = 0, den = 0;
@@ -76,28 +85,44 @@ void run_case(const Case& c, std::uint64_t seed) {
     try {
       const impl::Kind in_kind = impl::input_kind(kind);
       const Stream s = ts::rounded_for(s0, in_kind);
-      const Outputs gpu = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
       const Outputs twin = impl::run_chunked(s, c.opt, kind, impl::Device::cpu, c.C);
       const Outputs ref = ts::reference_double(s, c.opt);
       const ts::Baselines base{accuracy::baselines(s, c.opt, kind)};
       const auto prec = accuracy::precision_of(kind);
-      const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
       const auto vt = accuracy::check(twin, ref, base.ptrs(), prec);
-      std::size_t nf = 0, nf_twin = 0;
-      const double eo = rel_fro(gpu.o, ref.o, nf), eS = rel_fro(gpu.S, ref.S, nf), eA = rel_fro(gpu.A, ref.A, nf),
-                   en = rel_fro(gpu.state_norm, ref.state_norm, nf);
+      std::size_t nf_twin = 0;
       const double eo_twin = rel_fro(twin.o, ref.o, nf_twin);
-      std::printf("%-4s %-62s rel err o %.2e S %.2e A %.2e norm %.2e (twin o %.2e) | kernel: %s | twin ratio %.3g\n",
-                  v.pass && nf == 0 ? "ok" : "FAIL", tag.c_str(), eo, eS, eA, en, eo_twin, v.summary().c_str(), vt.max_group_ratio);
-      if (c.drift) {
-        const Outputs fused = impl::run(s, c.opt, in_kind, impl::Device::cuda);
-        std::size_t nf2 = 0;
-        std::printf("     drift %-56s chunked o %.2e S %.2e | fused %s o %.2e S %.2e\n", tag.c_str(), eo, eS,
-                    impl::to_string(in_kind).c_str(), rel_fro(fused.o, ref.o, nf2), rel_fro(fused.S, ref.S, nf2));
+      // Each schedule of the kernel (chunked_launch.hpp): v6's plain one, and at C = 32 the pipelined one,
+      // which must give the plain one's bits (same operations per chunk, in the same order).
+      Outputs plain;
+      for (gpu::ChunkedLayout layout : {gpu::ChunkedLayout::plain, gpu::ChunkedLayout::pipelined}) {
+        if (layout == gpu::ChunkedLayout::pipelined && c.C != 32) continue;
+        if (layout == gpu::ChunkedLayout::pipelined) ++runs;
+        use_layout(layout);
+        const Outputs gpu = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
+        use_layout(gpu::ChunkedLayout::automatic);
+        const std::string ltag = tag + (layout == gpu::ChunkedLayout::plain ? " plain" : " pipelined");
+        const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
+        std::size_t nf = 0;
+        const double eo = rel_fro(gpu.o, ref.o, nf), eS = rel_fro(gpu.S, ref.S, nf), eA = rel_fro(gpu.A, ref.A, nf),
+                     en = rel_fro(gpu.state_norm, ref.state_norm, nf);
+        std::string same;
+        if (layout == gpu::ChunkedLayout::plain) plain = gpu;
+        else same = std::string(" | bits equal to plain: ") + (ts::same_bits(gpu, plain) ? "yes" : "NO");
+        std::printf("%-4s %-72s rel err o %.2e S %.2e A %.2e norm %.2e (twin o %.2e) | kernel: %s | twin ratio %.3g%s\n",
+                    v.pass && nf == 0 ? "ok" : "FAIL", ltag.c_str(), eo, eS, eA, en, eo_twin, v.summary().c_str(), vt.max_group_ratio,
+                    same.c_str());
+        if (c.drift) {
+          const Outputs fused = impl::run(s, c.opt, in_kind, impl::Device::cuda);
+          std::size_t nf2 = 0;
+          std::printf("     drift %-66s chunked o %.2e S %.2e | fused %s o %.2e S %.2e\n", ltag.c_str(), eo, eS,
+                      impl::to_string(in_kind).c_str(), rel_fro(fused.o, ref.o, nf2), rel_fro(fused.S, ref.S, nf2));
+        }
+        if (nf) fail(ltag + ": " + std::to_string(nf) + " non-finite (unwritten or overflowed) elements");
+        if (!v.pass) fail(ltag + ": kernel outside the error model");
       }
-      if (nf) fail(tag + ": " + std::to_string(nf) + " non-finite (unwritten or overflowed) elements");
-      if (!v.pass) fail(tag + ": kernel outside the error model");
     } catch (const std::exception& e) {
+      use_layout(gpu::ChunkedLayout::automatic);
       fail(tag + ": " + e.what());
     }
   }
@@ -140,11 +165,15 @@ void check_tf32_rounding() {
 void check_causal() {
   const Options paper = preset_options(Preset::paper);
   for (ChunkedKind kind : {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32})
-    for (int C : {32, 64}) {
+    for (int C : {32, 64})
+      for (gpu::ChunkedLayout layout : {gpu::ChunkedLayout::plain, gpu::ChunkedLayout::pipelined}) {
+      if (layout == gpu::ChunkedLayout::pipelined && C != 32) continue;
       ++runs;
       const int t_star = C + 11, T = 2 * C + 8;
       const std::string tag = "causal " + impl::to_string(kind) + " C=" + std::to_string(C) + " T=" + std::to_string(T) +
-                              " overflow at t=" + std::to_string(t_star + 1);
+                              " overflow at t=" + std::to_string(t_star + 1) +
+                              (layout == gpu::ChunkedLayout::plain ? " plain" : " pipelined");
+      use_layout(layout);
       try {
         const Stream s = ts::rounded_for(ts::make_late_overflow(1, T, 2, 64, t_star, 71 + C), impl::input_kind(kind));
         const Stream sp = gpu::prefix_stream(s, t_star);
@@ -161,6 +190,7 @@ void check_causal() {
       } catch (const std::exception& e) {
         fail(tag + ": " + e.what());
       }
+      use_layout(gpu::ChunkedLayout::automatic);
     }
 }
 
@@ -247,7 +277,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (shard == 0) check_tf32_rounding();
-  if (shard == 0) check_causal();
+  if (shard == 0 && !quick) check_causal();  // the full run (the sanitizers run --quick: same code paths, other values)
   std::uint64_t seed = 4242;
   int index = 0;
   for (const Case& c : cases_for(quick)) {
