@@ -96,7 +96,7 @@ double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
 double flops_per_head_step(int D) { return 6.0 * 2.0 * D * D; }
 
 const char* layout_name(gpu::FusedLayout l) {
-  return l == gpu::kFusedLayoutCluster ? "cluster"
+  return l == gpu::FusedLayout::cluster ? "cluster"
        : l == gpu::FusedLayout::many_heads ? "many-heads" : l == gpu::FusedLayout::few_heads ? "few-heads" : "auto";
 }
 
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
       if (l == "auto") layout = gpu::FusedLayout::automatic;
       else if (l == "few") layout = gpu::FusedLayout::few_heads;
       else if (l == "many") layout = gpu::FusedLayout::many_heads;
-      else if (l == "cluster") layout = gpu::kFusedLayoutCluster;
+      else if (l == "cluster") layout = gpu::FusedLayout::cluster;
       else {
         std::fprintf(stderr, "bench_gpu: --layout wants auto, cluster, few or many, got '%s'\n", argv[i]);
         return 2;
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
                 "cluster, clusters per wave):\n");
     for (int D : {16, 32, 64, 128})
       for (Kind k : kinds)
-        for (gpu::FusedLayout l : {gpu::kFusedLayoutCluster, gpu::FusedLayout::few_heads, gpu::FusedLayout::many_heads}) {
+        for (gpu::FusedLayout l : {gpu::FusedLayout::cluster, gpu::FusedLayout::few_heads, gpu::FusedLayout::many_heads}) {
           gpu::FusedParams p;
           p.B = p.H = 1;
           p.D = D;
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
           if (ki.layout != l) continue;  // one layout only (D = 128)
           std::printf("  D=%-3d %-10s %-10s %4d thr %3d reg %6d B smem %3d B local %d blocks/SM", D, impl::to_string(k).c_str(),
                       layout_name(l), ki.threads, ki.registers, ki.shared_bytes, ki.local_bytes, ki.blocks_per_sm);
-          if (l == gpu::kFusedLayoutCluster) std::printf(", %d blocks/cluster, %d clusters/wave", ki.cluster_blocks, ki.wave_clusters);
+          if (l == gpu::FusedLayout::cluster) std::printf(", %d blocks/cluster, %d clusters/wave", ki.cluster_blocks, ki.wave_clusters);
           std::printf("\n");
         }
 

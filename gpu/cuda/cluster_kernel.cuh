@@ -464,7 +464,7 @@ KernelInfo cluster_kernel_info() {
   k.blocks_per_sm = 1;
   k.cluster_blocks = Tr::CLUSTER;
   k.wave_clusters = cluster_wave<Tr, Prec>();
-  k.layout = kFusedLayoutCluster;
+  k.layout = FusedLayout::cluster;
   return k;
 }
 

@@ -770,7 +770,7 @@ bool many_heads(const FusedParams& p) {
 // choice of many_heads.
 template <int D, class Prec>
 bool cluster_layout(const FusedParams& p) {
-  if (p.layout == kFusedLayoutCluster) return true;
+  if (p.layout == FusedLayout::cluster) return true;
   if (p.layout != FusedLayout::automatic) return false;
   return static_cast<long long>(p.B) * p.H <= cluster_wave<FusedTraitsCluster<D>, Prec>();
 }

@@ -69,7 +69,7 @@ struct Case {
 };
 
 // The block layouts a case runs in (impl::FusedLayout): the thread-block
-// cluster of kernel v5 (gpu::kFusedLayoutCluster: A and S on different SMs), and
+// cluster of kernel v5 (impl::FusedLayout::cluster: A and S on different SMs), and
 // the one-block layouts of v4b: both where D has two (fused_traits.hpp: the
 // few-heads layout splits A and S over two thread sets, the many-heads one does
 // not), one where the few-heads layout is unsplit already. The twin is the same
@@ -77,12 +77,12 @@ struct Case {
 std::vector<impl::FusedLayout> layouts_for(int D) {
   const bool split = D == 16 ? gpu::FusedTraits<16>::SPLIT : D == 32 ? gpu::FusedTraits<32>::SPLIT
                    : D == 64 ? gpu::FusedTraits<64>::SPLIT : gpu::FusedTraits<128>::SPLIT;
-  if (!split) return {gpu::kFusedLayoutCluster, impl::FusedLayout::few_heads};
-  return {gpu::kFusedLayoutCluster, impl::FusedLayout::few_heads, impl::FusedLayout::many_heads};
+  if (!split) return {impl::FusedLayout::cluster, impl::FusedLayout::few_heads};
+  return {impl::FusedLayout::cluster, impl::FusedLayout::few_heads, impl::FusedLayout::many_heads};
 }
 
 const char* layout_tag(impl::FusedLayout l) {
-  return l == gpu::kFusedLayoutCluster ? " cluster" : l == impl::FusedLayout::many_heads ? " many" : " few";
+  return l == impl::FusedLayout::cluster ? " cluster" : l == impl::FusedLayout::many_heads ? " many" : " few";
 }
 
 void run_case(const Case& c, std::uint64_t seed) {
@@ -146,8 +146,8 @@ void check_automatic_layout() {
       const auto wide = gpu::fused_kernel_info(p, kind);
       const auto expect = many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
       const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
-      const bool ok = one.layout == gpu::kFusedLayoutCluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 &&
-                      full.layout == gpu::kFusedLayoutCluster && over.layout != gpu::kFusedLayoutCluster && wide.layout == expect;
+      const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 &&
+                      full.layout == impl::FusedLayout::cluster && over.layout != impl::FusedLayout::cluster && wide.layout == expect;
       std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave; few-heads %d threads %d blocks/SM, many-heads %d threads %d "
                   "blocks/SM; B*H=2^20 runs %s\n",
                   ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, few.threads, few.blocks_per_sm,

@@ -10,11 +10,6 @@
 namespace vla::gpu {
 
 using impl::FusedLayout;
-// Kernel v5's few-heads layout: one thread-block cluster per head (A, gate and
-// S on different SMs; fused_traits.hpp, FusedTraitsCluster). impl.hpp's
-// FusedLayout has no enumerator for it yet, so it is the value after
-// many_heads (passed through impl::run like the others).
-inline constexpr FusedLayout kFusedLayoutCluster = static_cast<FusedLayout>(static_cast<int>(FusedLayout::many_heads) + 1);
 
 struct FusedParams {
   // Inputs [B, T, H, D] of the kernel's input type (float, or bf16 bit
@@ -51,7 +46,7 @@ FusedParams make_params(const Options& opt, const Dims& d, bool has_u);
 void launch_fused(const FusedParams& p, impl::Kind kind, void* stream);
 
 // Registers, shared memory, threads and layout (few_heads, many_heads or
-// kFusedLayoutCluster) of the kernel that launch p of `kind` runs (p.B, p.H, p.D
+// FusedLayout::cluster) of the kernel that launch p of `kind` runs (p.B, p.H, p.D
 // and p.layout are read); for the cluster layout its blocks per cluster and the
 // clusters that run at once with a block per SM (the most that the automatic
 // choice gives the cluster layout).

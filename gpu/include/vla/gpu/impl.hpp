@@ -18,9 +18,12 @@ enum class Kind {
 };
 enum class Device { cpu, cuda };
 // The fused kernel's block layout (fused_traits.hpp): automatic chooses per
-// launch (few-heads while B*H blocks fit in one wave of it, else many-heads);
-// the other two force one (tests, benchmarks). The CPU twin is the same for all.
-enum class FusedLayout { automatic, few_heads, many_heads };
+// launch (cluster while B*H clusters fit with one block per SM, else few-heads
+// while B*H blocks fit in one wave of it, else many-heads); the others force
+// one (tests, benchmarks). cluster is kernel v5's: one thread-block cluster per
+// head, the A recurrence and the gate on one SM, S on others. The CPU twin is
+// the same for all.
+enum class FusedLayout { automatic, few_heads, many_heads, cluster };
 
 std::string to_string(Kind);
 std::string to_string(Device);
