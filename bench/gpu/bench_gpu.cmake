@@ -12,3 +12,10 @@ target_compile_options(bench_gpu_variants PRIVATE --fmad=false)
 add_executable(bench_gpu_latency ${CMAKE_CURRENT_LIST_DIR}/bench_latency.cu)
 target_link_libraries(bench_gpu_latency PRIVATE vla_cuda)
 set_target_properties(bench_gpu_latency PROPERTIES CUDA_ARCHITECTURES 90)
+# Where kernel v5's step goes: per-role clocks and the push variants of the
+# cluster kernel (its probe parameter; reports/gpu/FLOOR.md). Needs sm_90.
+add_executable(bench_cluster_roles ${CMAKE_CURRENT_LIST_DIR}/bench_cluster_roles.cu)
+target_link_libraries(bench_cluster_roles PRIVATE vla_cuda)
+target_compile_options(bench_cluster_roles PRIVATE --fmad=false -prec-div=true -prec-sqrt=true -ftz=false)
+# Not part of "all" (CI): bench/gpu/run_cluster_roles.sh builds it by name.
+set_target_properties(bench_cluster_roles PROPERTIES CUDA_ARCHITECTURES 90 EXCLUDE_FROM_ALL ON)

@@ -12,20 +12,14 @@
 #include <vector>
 
 #include "../../gpu/cuda/fused_kernel.cuh"
+#include "bench_util.cuh"
 
 using namespace vla;
 
 namespace {
 
-__global__ void fill(float* p, std::size_t n, std::uint32_t salt) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 31;
-    x *= 0x94D049BB133111EBull;
-    x ^= x >> 29;
-    p[i] = static_cast<float>((x >> 40) & 0xffffff) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
+using bench::fill_uniform;
+using bench::median_launch_ms;
 
 template <class Tr>
 double median_ms(int B, int H, int T) {
@@ -33,7 +27,7 @@ double median_ms(int B, int H, int T) {
   const std::size_t n = std::size_t(B) * H * T * D;
   std::vector<float*> bufs(4);
   for (auto& b : bufs) VLA_CUDA_CHECK(cudaMalloc(&b, n * 4));
-  for (int w = 0; w < 3; ++w) fill<<<512, 256>>>(bufs[w], n, w + 1);
+  for (int w = 0; w < 3; ++w) fill_uniform<<<512, 256>>>(bufs[w], n, w + 1);
   float *S, *A, *norm;
   VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(B) * H * D * D * 4));
   VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(B) * H * D * D * 4));
@@ -46,27 +40,16 @@ double median_ms(int B, int H, int T) {
   p.S = S;
   p.A = A;
   p.state_norm = norm;
-  cudaEvent_t a, b;
-  VLA_CUDA_CHECK(cudaEventCreate(&a));
-  VLA_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int r = 0; r < 6; ++r) {
-    VLA_CUDA_CHECK(cudaEventRecord(a));
+  const double ms = median_launch_ms([&] {
     gpu::detail::ensure_smem_limit<Tr, gpu::PrecFp32>();
     gpu::detail::vla_fused_kernel<Tr, gpu::PrecFp32><<<B * H, gpu::detail::block_threads<Tr>(), gpu::detail::smem_bytes<Tr, gpu::PrecFp32>()>>>(p);
     VLA_CUDA_CHECK(cudaGetLastError());
-    VLA_CUDA_CHECK(cudaEventRecord(b));
-    VLA_CUDA_CHECK(cudaEventSynchronize(b));
-    float x;
-    VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
-    if (r > 0) ms.push_back(x);
-  }
+  });
   for (auto& x : bufs) VLA_CUDA_CHECK(cudaFree(x));
   VLA_CUDA_CHECK(cudaFree(S));
   VLA_CUDA_CHECK(cudaFree(A));
   VLA_CUDA_CHECK(cudaFree(norm));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return ms;
 }
 
 template <int D, int NT, int G, bool SPLIT = true>

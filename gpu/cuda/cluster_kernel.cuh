@@ -126,6 +126,30 @@ __device__ __forceinline__ void spin_until(Ready&& ready, const char* what) {
     if (global_ns() - t0 > kSpinLimitNs) spin_timeout(what);
 }
 
+// Timing probes (bench/gpu/bench_cluster_roles.cu; FLOOR.md, "Kernel v5: where
+// the step goes"): the kernel's third template parameter. The shipped kernel
+// uses ClusterNoProbe, whose marks compile to nothing and whose push is the one
+// described above; a bench instantiates a probe of its own whose mark(m, t)
+// records a clock at mark m of step t (per warp, in its own buffer) and whose
+// kPush chooses how a_t travels: kPushAtStep (shipped: as soon as it is
+// formed), kPushLate (warp 0 pushes a_{t-1} right after step t's z barrier, so
+// that no remote store is outstanding at a barrier for less than a step: same
+// values, same slots, same flow control, bits equal) or kPushChunkEnd (timing
+// only: a_t is pushed, armed and waited for at the last step of each chunk
+// alone, which keeps the flow control both ways; the other steps use stale gates).
+enum ClusterPush : int { kPushChunkEnd = 0, kPushAtStep = 1, kPushLate = 2 };
+// Marks of a step, in program order. A block: loop top, z's rows reduced (before
+// the barrier), after the barrier, a_t formed (before the push), after the push,
+// after the chunk boundary's first barrier (boundary steps only), end of step.
+// S blocks: loop top, r and the readout reduced (before the wait for a_t), a_t
+// in, S updated (issued), -, after the boundary's first barrier, end of step.
+enum ClusterMark : int { kMarkTop, kMarkReduced, kMarkSynced, kMarkFormed, kMarkPushed, kMarkBoundary, kMarkEnd, kMarks };
+struct ClusterNoProbe {
+  static constexpr int kPush = kPushAtStep;
+  __device__ static void mark(int, int) {}
+  __device__ static void edge(int) {}  // 0: after the cluster's first barrier, 1: a role's loop done
+};
+
 // The input copies of chunk ck (into the ring slots of chunk ck - 2), called
 // at the start of chunk ck - 1 after a barrier: the S blocks have no barrier per
 // step, so a slot is refilled only once the whole block is past its chunk.
@@ -136,7 +160,7 @@ __device__ __forceinline__ void issue_chunk(InputCopies<Tr, Prec>& copy, int ck)
 }
 
 // The A block (cluster rank 0).
-template <class Tr, class Prec>
+template <class Tr, class Prec, class Probe>
 __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh) {
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NS = Tr::NS, NW = Tr::NW;
   constexpr int RPW = 32 * R / G;  // rows per warp of the twin's layout (TwinPolicy::sum)
@@ -183,14 +207,29 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     load_floats<CW>(u_seg + at, u);
   };
   if constexpr (kAhead) load_step(0);
+  // a_t into every S block's slot t % kRing, counted on the slot's mbarrier there.
+  auto push = [&](int t, const float (&a)[CW]) {
+    const int slot = t & (kRing - 1);
+#pragma unroll
+    for (int j = 0; j < NS; ++j)
+#pragma unroll
+      for (int jj = 0; jj < CW; jj += 4)
+        st_async(a_at[j] + unsigned(slot * D + jj) * 4u, a[jj], a[jj + 1], a[jj + 2], a[jj + 3], full_at[j] + unsigned(slot) * 8u);
+  };
+  [[maybe_unused]] float a_late[CW];  // Probe::kPush == kPushLate: a_{t-1}, pushed after step t's barrier
 
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
     const int par = t & 1;
+    Probe::mark(kMarkTop, t);
     if constexpr (!kAhead) load_step(t);
     float zrow[R];
     group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+    Probe::mark(kMarkReduced, t);
     __syncthreads();  // z visible to the block
+    Probe::mark(kMarkSynced, t);
+    if constexpr (Probe::kPush == kPushLate)
+      if (gate_warp && pusher && t > 0) push(t - 1, a_late);
     float zc[CW];
     load_floats<CW>(&sm.z[par][c * CW], zc);
     // delta = 1 + u.z and, in warp 0 where the gate may come from z, 1 / ||z||.
@@ -217,14 +256,16 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * scale;
     }
-    if (gate_warp && pusher) {  // a_t into every S block's slot t % kRing, counted on the slot's mbarrier there
-      const int slot = t & (kRing - 1);
+    Probe::mark(kMarkFormed, t);
+    if constexpr (Probe::kPush == kPushAtStep)
+      if (gate_warp && pusher) push(t, a);
+    if constexpr (Probe::kPush == kPushLate)
+      if (gate_warp && pusher)
 #pragma unroll
-      for (int j = 0; j < NS; ++j)
-#pragma unroll
-        for (int jj = 0; jj < CW; jj += 4)
-          st_async(a_at[j] + unsigned(slot * D + jj) * 4u, a[jj], a[jj + 1], a[jj + 2], a[jj + 3], full_at[j] + unsigned(slot) * 8u);
-    }
+        for (int jj = 0; jj < CW; ++jj) a_late[jj] = a[jj];
+    if constexpr (Probe::kPush == kPushChunkEnd)
+      if (gate_warp && pusher && (t & (kChunk - 1)) == kChunk - 1) push(t, a);
+    Probe::mark(kMarkPushed, t);
     if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ca = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ca's inputs (this thread's copies) have landed
@@ -234,14 +275,19 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
         spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
                    "the S blocks to consume the gate ring");
       __syncthreads();
+      Probe::mark(kMarkBoundary, t);
       issue_chunk(copy, ca + 1);
       if (ca >= 3) write_norms(ca - 3);
       feature_vectors<Tr, Prec, NT>(sm, p, t + 1, min(kChunk, T - t - 1), gi, c, false);
       __syncthreads();
     }
+    Probe::mark(kMarkEnd, t);
     if constexpr (kAhead)
       if (t + 1 < T) load_step(t + 1);
   }
+  if constexpr (Probe::kPush == kPushLate)
+    if (gate_warp && pusher) push(T - 1, a_late);
+  Probe::edge(1);
   cg::this_cluster().sync();  // every S block has sent its last row norms
   const int last = (T - 1) / kChunk;
   for (int ck = last >= 2 ? last - 2 : 0; ck <= last; ++ck) write_norms(ck);
@@ -249,7 +295,7 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
 }
 
 // S block j (cluster rank 1 + j): rows j D / NS .. (j + 1) D / NS - 1 of S.
-template <class Tr, class Prec>
+template <class Tr, class Prec, class Probe>
 __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh, int j,
                                                 std::size_t base, std::size_t stride) {
   using In = typename Prec::In;
@@ -301,6 +347,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
 
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
+    Probe::mark(kMarkTop, t);
     if constexpr (!kAhead) load_step(t);
     // r = v - S_{t-1} k^ (this thread's rows), and the readout of step t-1.
     float red[3], rrow[SR];
@@ -320,14 +367,19 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
     // a_t from the A block.
     const int slot = t & (kRing - 1);
     float a[CW];
-    spin_until([&] { return mbar_try_wait(&cs.full[slot], unsigned(t / kRing) & 1u); }, "the gate a_t from the A block");
+    Probe::mark(kMarkReduced, t);
+    if (Probe::kPush != kPushChunkEnd || (t & (kChunk - 1)) == kChunk - 1)
+      spin_until([&] { return mbar_try_wait(&cs.full[slot], unsigned(t / kRing) & 1u); }, "the gate a_t from the A block");
+    Probe::mark(kMarkSynced, t);
     load_floats<CW>(&cs.a[slot][c * CW], a);
     update_s<Prec, SR, CW>(MS, rrow, a);
+    Probe::mark(kMarkFormed, t);
     if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ck = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ck's inputs (this thread's copies) have landed
       __syncthreads();  // every thread of the block is done with the gates and the inputs of chunks < ck
-      if (tid < kChunk) mbar_arm(&cs.full[((ck + 1) * kChunk + tid) & (kRing - 1)], D * 4);  // the slots of chunk ck + 1 (those of chunk ck - 1)
+      Probe::mark(kMarkBoundary, t);
+      if (tid < kChunk && (Probe::kPush != kPushChunkEnd || tid == kChunk - 1)) mbar_arm(&cs.full[((ck + 1) * kChunk + tid) & (kRing - 1)], D * 4);  // the slots of chunk ck + 1 (those of chunk ck - 1)
       issue_chunk(copy, ck + 1);
       features(t + 1);
       // Chunk ck - 1 consumed and its rows' norms (all but its last step's) sent:
@@ -335,9 +387,11 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
       // features, so that the fence it takes is off the block's barriers).
       if (tid == 0) mbar_arrive_remote(consumed_at + unsigned((ck - 1) & 1) * 8u);
     }
+    Probe::mark(kMarkEnd, t);
     if constexpr (kAhead)
       if (t + 1 < T) load_step(t + 1);
   }
+  Probe::edge(1);
 
   // The readout of step T-1, then the o rows of the chunks not yet written.
   {
@@ -361,7 +415,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
   write_rows<D, SR, CW>(MS, p.S + std::size_t(bh) * D * D + std::size_t(r0 + gi * SR) * D + c * CW);
 }
 
-template <class Tr, class Prec>
+template <class Tr, class Prec, class Probe = ClusterNoProbe>
 __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
   static_assert(Tr::NT >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
   static_assert(kRing <= Tr::NT, "one thread per ring slot initialises its mbarrier");
@@ -382,14 +436,15 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_cluster_kernel(const __gr
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   cluster.sync();  // every block started, its mbarriers initialised
-  if (rank != 0 && tid < kRing) mbar_arm(&cs.full[tid], Tr::D * 4);  // phase 0 of every slot: chunks 0 and 1
+  Probe::edge(0);
+  if (rank != 0 && tid < kRing && (Probe::kPush != kPushChunkEnd || (tid & (kChunk - 1)) == kChunk - 1)) mbar_arm(&cs.full[tid], Tr::D * 4);  // phase 0 of every slot: chunks 0 and 1
 
   issue_chunk(copy, 0);
   issue_chunk(copy, 1);
   __pipeline_wait_prior(kChunk);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
-  if (rank == 0) cluster_a_block<Tr, Prec>(cs, p, copy, bh);
-  else cluster_s_block<Tr, Prec>(cs, p, copy, bh, rank - 1, base, stride);
+  if (rank == 0) cluster_a_block<Tr, Prec, Probe>(cs, p, copy, bh);
+  else cluster_s_block<Tr, Prec, Probe>(cs, p, copy, bh, rank - 1, base, stride);
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 

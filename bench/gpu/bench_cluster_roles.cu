@@ -1,0 +1,342 @@
+// Where kernel v5's step goes (issue 3; reports/gpu/FLOOR.md, "Kernel v5: where
+// the step goes"). Instantiates the cluster kernel (gpu/cuda/cluster_kernel.cuh)
+// with probes of its own (its third template parameter; the shipped kernel's
+// probe records nothing):
+//   * per-step clocks (clock64, lane 0 of every warp of the first head's three
+//     blocks) at the marks of ClusterMark: which block sets the pace, how long
+//     the A block's barrier waits, how long the S blocks wait for a_t, what the
+//     chunk boundaries cost;
+//   * the push variants: kPushLate (a_{t-1} pushed after step t's barrier: same
+//     bits, checked here against the shipped kernel on the same inputs) and
+//     kPushChunkEnd (timing only: a_t pushed and waited for at each chunk's last
+//     step alone; the other steps use stale gates: the per-step push's cost).
+// fp32, paper preset, B = 1, H = 16, inputs uniform in [-1, 1]; times are the
+// median of 5 launches after a warm-up (CUDA events).
+//   bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../../gpu/cuda/fused_kernel.cuh"
+#include "bench_util.cuh"
+
+using namespace vla;
+using gpu::detail::ClusterMark;
+using gpu::detail::kMarks;
+
+namespace {
+
+constexpr int kBlocks = 3;  // the first head's cluster: the A block and 2 S blocks
+__device__ unsigned long long* g_stamps;  // [kBlocks][warps][T][kMarks] clock64
+__device__ unsigned long long* g_edges;   // [kBlocks][warps][2 edges][clock64, globaltimer]
+__device__ int g_T;
+__device__ int g_warps;
+
+// A probe: ON records clocks, PUSH chooses how a_t travels.
+template <bool ON, int PUSH>
+struct Probe {
+  static constexpr int kPush = PUSH;
+  __device__ static void mark(int m, int t) {
+    if constexpr (ON) {
+      if (blockIdx.x >= kBlocks || (threadIdx.x & 31)) return;
+      unsigned long long c;
+      asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
+      g_stamps[((std::size_t(blockIdx.x) * g_warps + threadIdx.x / 32) * g_T + t) * kMarks + m] = c;
+    }
+  }
+  __device__ static void edge(int e) {
+    if constexpr (ON) {
+      if (blockIdx.x >= kBlocks || (threadIdx.x & 31)) return;
+      unsigned long long c, g;
+      asm volatile("mov.u64 %0, %%clock64;" : "=l"(c));
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+      unsigned long long* at = g_edges + ((std::size_t(blockIdx.x) * g_warps + threadIdx.x / 32) * 2 + e) * 2;
+      at[0] = c;
+      at[1] = g;
+    }
+  }
+};
+
+using bench::fill_uniform;
+using bench::median_launch_ms;
+
+// One problem's buffers (B = 1, H heads, T steps, head dimension D).
+struct Problem {
+  int H, T, D;
+  float *q, *k, *v, *o, *S, *A, *norm;
+  gpu::FusedParams p;
+  Problem(int H_, int T_, int D_) : H(H_), T(T_), D(D_) {
+    const std::size_t n = std::size_t(H) * T * D;
+    for (float** b : {&q, &k, &v, &o}) VLA_CUDA_CHECK(cudaMalloc(b, n * 4));
+    fill_uniform<<<512, 256>>>(q, n, 1);
+    fill_uniform<<<512, 256>>>(k, n, 2);
+    fill_uniform<<<512, 256>>>(v, n, 3);
+    VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(H) * D * D * 4));
+    VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(H) * D * D * 4));
+    VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(H) * T * 4));
+    p = gpu::make_params(Options{}, Dims{1, T, H, D, D}, false);
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    p.S = S;
+    p.A = A;
+    p.state_norm = norm;
+  }
+  ~Problem() {
+    for (float* b : {q, k, v, o, S, A, norm}) cudaFree(b);
+  }
+  // The outputs' bits: o, S, A, ||S_t||_F.
+  std::vector<std::uint32_t> outputs() const {
+    std::vector<std::uint32_t> r;
+    auto add = [&](const float* d, std::size_t n) {
+      const std::size_t at = r.size();
+      r.resize(at + n);
+      VLA_CUDA_CHECK(cudaMemcpy(r.data() + at, d, n * 4, cudaMemcpyDeviceToHost));
+    };
+    add(o, std::size_t(H) * T * D);
+    add(S, std::size_t(H) * D * D);
+    add(A, std::size_t(H) * D * D);
+    add(norm, std::size_t(H) * T);
+    return r;
+  }
+};
+
+template <class Tr, class P>
+void launch(const Problem& pr) {
+  using Prec = gpu::PrecFp32;
+  const auto kernel = gpu::detail::vla_fused_cluster_kernel<Tr, Prec, P>;
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, gpu::detail::cluster_smem_bytes<Tr, Prec>()));
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = gpu::detail::cluster_config<Tr, Prec>(pr.H, nullptr, attr);
+  VLA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, pr.p));
+  VLA_CUDA_CHECK(cudaGetLastError());
+}
+
+// Median of 5 launches after a warm-up, in us per step.
+template <class Tr, class P>
+double us_per_step(const Problem& pr) {
+  return median_launch_ms([&] { launch<Tr, P>(pr); }) * 1e3 / pr.T;
+}
+
+double mean(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v;
+  return x.empty() ? NAN : s / x.size();
+}
+double median(std::vector<double> x) {
+  if (x.empty()) return NAN;
+  std::sort(x.begin(), x.end());
+  return x[x.size() / 2];
+}
+
+// Runs the probed kernel once (after a warm-up) and prints where its steps go.
+template <class Tr, int PUSH>
+void probe(const Problem& pr, const char* name, FILE* csv) {
+  const int T = pr.T, W = Tr::NT / 32;
+  const std::size_t ns = std::size_t(kBlocks) * W * T * kMarks, ne = std::size_t(kBlocks) * W * 4;
+  unsigned long long *ds, *de;
+  VLA_CUDA_CHECK(cudaMalloc(&ds, ns * 8));
+  VLA_CUDA_CHECK(cudaMalloc(&de, ne * 8));
+  VLA_CUDA_CHECK(cudaMemset(ds, 0, ns * 8));
+  VLA_CUDA_CHECK(cudaMemcpyToSymbol(g_stamps, &ds, sizeof ds));
+  VLA_CUDA_CHECK(cudaMemcpyToSymbol(g_edges, &de, sizeof de));
+  VLA_CUDA_CHECK(cudaMemcpyToSymbol(g_T, &T, sizeof T));
+  VLA_CUDA_CHECK(cudaMemcpyToSymbol(g_warps, &W, sizeof W));
+  const double us = us_per_step<Tr, Probe<true, PUSH>>(pr);  // the last of its launches leaves the stamps
+  std::vector<unsigned long long> st(ns), ed(ne);
+  VLA_CUDA_CHECK(cudaMemcpy(st.data(), ds, ns * 8, cudaMemcpyDeviceToHost));
+  VLA_CUDA_CHECK(cudaMemcpy(ed.data(), de, ne * 8, cudaMemcpyDeviceToHost));
+  VLA_CUDA_CHECK(cudaFree(ds));
+  VLA_CUDA_CHECK(cudaFree(de));
+  auto S = [&](int blk, int w, int t, int m) { return double(st[((std::size_t(blk) * W + w) * T + t) * kMarks + m]); };
+  auto E = [&](int blk, int w, int e, int k) { return double(ed[((std::size_t(blk) * W + w) * 2 + e) * 2 + k]); };
+  // Clock rate from the A block's warp 0 (edges 0 and 1), and each block's clock
+  // offset from the A block's at the cluster's first barrier (released together).
+  const double ghz = (E(0, 0, 1, 0) - E(0, 0, 0, 0)) / (E(0, 0, 1, 1) - E(0, 0, 0, 1));
+  double off[kBlocks];
+  for (int b = 0; b < kBlocks; ++b) off[b] = E(b, 0, 0, 0) - E(0, 0, 0, 0);
+  const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
+  auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
+  std::printf("\n### D = %d, %s: %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name, us, T, ghz, us * 1e3 * ghz);
+  // Per block, warps 0 and 1: the segments between marks (cycles), steps away from
+  // and at chunk boundaries (t + 1 a multiple of kChunk), steps t_lo .. t_hi.
+  static const char* const seg_a[] = {"top->reduced", "reduced->synced", "synced->formed", "formed->pushed", "pushed->end", "end->next top", "period"};
+  static const char* const seg_s[] = {"top->reduced", "reduced->a_t in", "a_t in->updated", "-", "updated->end", "end->next top", "period"};
+  std::printf("| block | warp | steps | %s | %s | %s | %s | %s | %s | %s |\n", seg_a[0], seg_a[1], seg_a[2], seg_a[3], seg_a[4], seg_a[5],
+              seg_a[6]);
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int b = 0; b < kBlocks; ++b)
+    for (int w : {0, 1, W - 1}) {
+      for (int bd = 0; bd < 2; ++bd) {
+        std::vector<double> seg[7];
+        for (int t = t_lo; t < t_hi; ++t) {
+          if (boundary(t) != bool(bd)) continue;
+          const double m[kMarks] = {S(b, w, t, 0), S(b, w, t, 1), S(b, w, t, 2), S(b, w, t, 3), S(b, w, t, 4), S(b, w, t, 5), S(b, w, t, 6)};
+          const double next = S(b, w, t + 1, ClusterMark::kMarkTop);
+          seg[0].push_back(m[1] - m[0]);
+          seg[1].push_back(m[2] - m[1]);
+          seg[2].push_back(m[3] - m[2]);
+          seg[3].push_back(b == 0 ? m[4] - m[3] : 0.0);
+          seg[4].push_back(m[6] - (b == 0 ? m[4] : m[3]));
+          seg[5].push_back(next - m[6]);
+          seg[6].push_back(next - m[0]);
+        }
+        std::printf("| %s | %d | %s |", b == 0 ? "A" : (b == 1 ? "S1" : "S2"), w, bd ? "boundary" : "other");
+        for (auto& x : seg) std::printf(" %.0f (%.0f) |", mean(x), median(x));
+        std::printf("\n");
+      }
+    }
+  std::printf("(S blocks' columns: %s, %s, %s, %s, %s, %s, %s; mean (median) cycles)\n", seg_s[0], seg_s[1], seg_s[2], seg_s[3], seg_s[4], seg_s[5],
+              seg_s[6]);
+  // The A block's barrier: latest arrival (kMarkReduced over warps) to earliest
+  // and latest release (kMarkSynced), and which warp arrives last.
+  {
+    std::vector<double> lag_first, lag_last, w0_wait, spread;
+    std::vector<int> last_count(W, 0);
+    for (int t = t_lo; t < t_hi; ++t) {
+      if (boundary(t - 1)) continue;  // a boundary's barriers precede this step's top
+      double arr_max = -1e300, arr_min = 1e300, rel_min = 1e300, rel_max = -1e300;
+      int last = 0;
+      for (int w = 0; w < W; ++w) {
+        const double a = S(0, w, t, ClusterMark::kMarkReduced), r = S(0, w, t, ClusterMark::kMarkSynced);
+        if (a > arr_max) arr_max = a, last = w;
+        arr_min = std::min(arr_min, a);
+        rel_min = std::min(rel_min, r);
+        rel_max = std::max(rel_max, r);
+      }
+      ++last_count[last];
+      lag_first.push_back(rel_min - arr_max);
+      lag_last.push_back(rel_max - arr_max);
+      spread.push_back(arr_max - arr_min);
+      w0_wait.push_back(S(0, 0, t, ClusterMark::kMarkSynced) - S(0, 0, t, ClusterMark::kMarkReduced));
+    }
+    std::printf("A block's per-step barrier (non-boundary steps): arrivals spread %.0f (%.0f) cycles; last arrival -> first release %.0f (%.0f), -> last release %.0f (%.0f); warp 0 waits %.0f (%.0f); last to arrive:",
+                mean(spread), median(spread), mean(lag_first), median(lag_first), mean(lag_last), median(lag_last), mean(w0_wait), median(w0_wait));
+    for (int w = 0; w < W; ++w) std::printf(" w%d %d", w, last_count[w]);
+    std::printf("\n");
+  }
+  // Pace: how far the A block's push of a_t (warp 0, kMarkPushed) precedes each S
+  // block's arrival at its wait for a_t (kMarkReduced, warp 0), on the A block's clock.
+  for (int b = 1; b < kBlocks; ++b) {
+    std::vector<double> lead, wait;
+    int waited = 0, n = 0;
+    for (int t = t_lo; t < t_hi; ++t) {
+      lead.push_back((S(b, 0, t, ClusterMark::kMarkReduced) - off[b]) - S(0, 0, t, ClusterMark::kMarkPushed));
+      const double wt = S(b, 0, t, ClusterMark::kMarkSynced) - S(b, 0, t, ClusterMark::kMarkReduced);
+      wait.push_back(wt);
+      waited += wt > 100;
+      ++n;
+    }
+    std::printf("S%d: arrives at its wait for a_t %.0f (%.0f) cycles after A pushed it (A-clock, offset %.0f); waits %.0f (%.0f) cycles; >100 cycles in %d of %d steps\n", b,
+                mean(lead), median(lead), off[b], mean(wait), median(wait), waited, n);
+  }
+  // Period over the whole probed window per block (warp 0).
+  for (int b = 0; b < kBlocks; ++b)
+    std::printf("block %d: %.1f cycles/step over steps %d..%d\n", b, (S(b, 0, t_hi, 0) - S(b, 0, t_lo, 0)) / (t_hi - t_lo), t_lo, t_hi);
+  if (csv)  // steps 256 .. 319 of every warp, relative to the A block's warp 0 top of step 256
+    for (int b = 0; b < kBlocks; ++b)
+      for (int w = 0; w < W; ++w)
+        for (int t = 256; t < std::min(T, 320); ++t) {
+          std::fprintf(csv, "%d,%s,%d,%d,%d", Tr::D, name, b, w, t);
+          for (int m = 0; m < kMarks; ++m) {
+            const double v = S(b, w, t, m);
+            std::fprintf(csv, ",%.0f", v == 0 ? NAN : v - off[b] - S(0, 0, 256, 0));
+          }
+          std::fprintf(csv, "\n");
+        }
+  std::fflush(stdout);
+}
+template <int D>
+void run(int t_time, int t_probe, FILE* csv) {
+  using Tr = gpu::FusedTraitsCluster<D>;
+  using gpu::detail::ClusterNoProbe;
+  using gpu::detail::kPushAtStep;
+  using gpu::detail::kPushLate;
+  using gpu::detail::kPushChunkEnd;
+  std::printf("\n## D = %d (B = 1, H = 16, fp32, %d threads per block, 3 blocks per head)\n\n", D, Tr::NT);
+  {
+    Problem pr(16, t_time, D);
+    std::printf("| variant (T = %d, median of 5) | us/step |\n|---|---|\n", t_time);
+    std::printf("| shipped (push at the step) | %.4f |\n", us_per_step<Tr, ClusterNoProbe>(pr));
+    std::fflush(stdout);
+    const auto ref = pr.outputs();
+    std::printf("| push late (a_{t-1} after step t's barrier) | %.4f |\n", us_per_step<Tr, Probe<false, kPushLate>>(pr));
+    std::fflush(stdout);
+    const auto got = pr.outputs();
+    std::printf("| push at chunk ends only (timing only: stale gates) | %.4f |\n", us_per_step<Tr, Probe<false, kPushChunkEnd>>(pr));
+    std::printf("| shipped again | %.4f |\n", us_per_step<Tr, ClusterNoProbe>(pr));
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) diff += ref[i] != got[i];
+    std::printf("push late against shipped: %zu of %zu output words differ (o, S, A, ||S_t||_F)%s\n", diff, ref.size(),
+                diff == 0 ? ": bit-identical" : ": NOT bit-identical");
+    std::fflush(stdout);
+  }
+  Problem pr(16, t_probe, D);
+  probe<Tr, kPushAtStep>(pr, "shipped push", csv);
+  probe<Tr, kPushLate>(pr, "push late", csv);
+  probe<Tr, kPushChunkEnd>(pr, "push at chunk ends", csv);
+}
+
+std::vector<int> parse_ints(const char* s) {
+  std::vector<int> r;
+  for (const char* p = s; *p;) {
+    char* end;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p || v <= 0) return {};
+    r.push_back(int(v));
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return {};
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ds = {64};
+  int t_time = 16384, t_probe = 2048;
+  const char* csv_path = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--d") && i + 1 < argc) ds = parse_ints(argv[++i]);
+    else if (!std::strcmp(argv[i], "--t") && i + 1 < argc) t_time = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--tp") && i + 1 < argc) t_probe = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe >= 320] [--csv steps.csv]\n");
+      return 2;
+    }
+  }
+  if (ds.empty() || t_time < 64 || t_probe < 320) {
+    std::fprintf(stderr, "bench_cluster_roles: bad arguments\n");
+    return 2;
+  }
+  FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+  if (csv) std::fprintf(csv, "D,variant,block,warp,step,top,reduced,synced,formed,pushed,boundary,end\n");
+  try {
+    cudaDeviceProp prop{};
+    VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    int drv = 0, rt = 0;
+    VLA_CUDA_CHECK(cudaDriverGetVersion(&drv));
+    VLA_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
+    std::printf("# bench_cluster_roles: %s, driver API %d, runtime %d\n", prop.name, drv, rt);
+    for (int d : ds) {
+      if (d == 32) run<32>(t_time, t_probe, csv);
+      else if (d == 64) run<64>(t_time, t_probe, csv);
+      else if (d == 128) run<128>(t_time, t_probe, csv);
+      else std::fprintf(stderr, "bench_cluster_roles: D = %d skipped (32, 64, 128)\n", d);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_cluster_roles: %s\n", e.what());
+    return 1;
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
