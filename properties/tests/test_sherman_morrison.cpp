@@ -60,6 +60,27 @@ VLA_PROP(SM, ExactSpdAndMonotoneAt256Bits, 150, ()) {
   RC_CLASSIFY(c.stream.has_u(), "explicit u");
 }
 
+// RapidCheck's counterexample (seed 12193802198144362688): one step of a tiny
+// u makes A_0 - A_1 = z z^T / delta rank one, its exact zero eigenvalue at the
+// rounding level of the 256-bit run, where the rounding of A_0 = I / lambda0
+// itself counts (measures_mpfr.cpp): within the bound, and the positive
+// eigenvalue is there.
+TEST(SM, RankOneStepAtTheRoundingLevel) {
+  Stream s;
+  s.dims = Dims{1, 1, 1, 2, 2};
+  s.q = {0, 0};
+  s.k = {0, 0};
+  s.v = {0, 0};
+  s.u = {-1.3809416639729923e-17, -1.183664283405422e-17};
+  Options opt;
+  opt.lambda0 = 0.12427870834307338;
+  const auto checks = sherman_morrison_checks(s, opt, 0, 0, kBits);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_GE(checks[0].loewner, -checks[0].loewner_bound);
+  EXPECT_LT(checks[0].loewner, 0.0);  // the case is the one at the rounding level
+  EXPECT_LE(checks[0].loewner_bound, 3 * std::ldexp(1.0, -int(kBits)) * std::sqrt(2.0) / opt.lambda0);
+}
+
 VLA_PROP(SM, ExactSpdAndMonotoneAtDouble, 300, ()) {
   GenLimits lim;
   lim.max_T = 24;
