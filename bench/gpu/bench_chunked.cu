@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../gpu/cuda/check.cuh"
+#include "bench_util.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/fused.hpp"
@@ -23,21 +24,8 @@ using namespace vla;
 
 namespace {
 
-__device__ __forceinline__ float hash_uniform(std::uint64_t i, std::uint32_t salt) {
-  std::uint64_t x = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 31;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 29;
-  return static_cast<float>((x >> 40) & 0xffffff) * (2.0f / 16777216.0f) - 1.0f;
-}
-__global__ void fill_f32(float* p, std::size_t n, std::uint32_t salt) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    p[i] = hash_uniform(i, salt);
-}
-__global__ void fill_bf16(std::uint16_t* p, std::size_t n, std::uint32_t salt) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    p[i] = core::bf16_bits_rne(hash_uniform(i, salt));
-}
+using bench::fill_bf16;
+using bench::fill_f32;
 
 struct Impl {
   std::string name;

@@ -64,7 +64,7 @@ struct Probe {
   }
 };
 
-using bench::fill_uniform;
+using bench::fill_f32;
 using bench::median_launch_ms;
 
 // One problem's buffers (B = 1, H heads, T steps, head dimension D).
@@ -75,9 +75,9 @@ struct Problem {
   Problem(int H_, int T_, int D_) : H(H_), T(T_), D(D_) {
     const std::size_t n = std::size_t(H) * T * D;
     for (float** b : {&q, &k, &v, &o}) VLA_CUDA_CHECK(cudaMalloc(b, n * 4));
-    fill_uniform<<<512, 256>>>(q, n, 1);
-    fill_uniform<<<512, 256>>>(k, n, 2);
-    fill_uniform<<<512, 256>>>(v, n, 3);
+    fill_f32<<<512, 256>>>(q, n, 1);
+    fill_f32<<<512, 256>>>(k, n, 2);
+    fill_f32<<<512, 256>>>(v, n, 3);
     VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(H) * D * D * 4));
     VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(H) * D * D * 4));
     VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(H) * T * 4));

@@ -18,7 +18,7 @@ using namespace vla;
 
 namespace {
 
-using bench::fill_uniform;
+using bench::fill_f32;
 using bench::median_launch_ms;
 
 template <class Tr>
@@ -27,7 +27,7 @@ double median_ms(int B, int H, int T) {
   const std::size_t n = std::size_t(B) * H * T * D;
   std::vector<float*> bufs(4);
   for (auto& b : bufs) VLA_CUDA_CHECK(cudaMalloc(&b, n * 4));
-  for (int w = 0; w < 3; ++w) fill_uniform<<<512, 256>>>(bufs[w], n, w + 1);
+  for (int w = 0; w < 3; ++w) fill_f32<<<512, 256>>>(bufs[w], n, w + 1);
   float *S, *A, *norm;
   VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(B) * H * D * D * 4));
   VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(B) * H * D * D * 4));

@@ -243,14 +243,7 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     if (!exact) {  // w = A_t k^ by rows, then its column segments for the gate
       product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
       __syncthreads();  // w visible to warp 0 (the next write of w is after the next step's barrier)
-      if (gate_warp) {
-        load_floats<CW>(&sm.w[c * CW], a);
-        if (p.normalize_gate) {
-          const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
-        }
-      }
+      if (gate_warp) gate_from_w<Tr>(&sm.w[c * CW], p.normalize_gate, a);
     } else if (gate_warp) {
       const float scale = p.normalize_gate ? inv_nz : inv_delta;
 #pragma unroll

@@ -175,6 +175,20 @@ __device__ __forceinline__ void load_floats(const float* p, float (&out)[CW]) {
   }
 }
 
+// The gate where it is not taken from z: this lane's column segment of
+// w = A_t k^ (published by rows in shared memory), divided by ||w|| when the
+// gate is normalised (one IEEE reciprocal, then products: TwinPolicy::divide_all).
+// Every lane of the row group must call it (the norm's group tree).
+template <class Tr>
+__device__ __forceinline__ void gate_from_w(const float* w_seg, bool normalize, float (&a)[Tr::CW]) {
+  load_floats<Tr::CW>(w_seg, a);
+  if (normalize) {
+    const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
+#pragma unroll
+    for (int jj = 0; jj < Tr::CW; ++jj) a[jj] = a[jj] * inv_nw;
+  }
+}
+
 // CW consecutive inputs (float or bf16 bits) from shared memory, as floats.
 template <class Prec, int CW>
 __device__ __forceinline__ void load_inputs(const typename Prec::In* p, float (&out)[CW]) {
@@ -662,14 +676,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
     });
     if (!exact) {
       __syncthreads();  // w visible to the S side
-      if (doS) {
-        load_floats<CW>(&sm.w[c * CW], a);
-        if (p.normalize_gate) {
-          const float inv_nw = 1.0f / core::vsqrt(seg_dot<Tr>(a, a));
-#pragma unroll
-          for (int jj = 0; jj < CW; ++jj) a[jj] = a[jj] * inv_nw;
-        }
-      }
+      if (doS) gate_from_w<Tr>(&sm.w[c * CW], p.normalize_gate, a);
     }
     if (doS) update_s<Prec, R, CW>(MS, rrow, a);
     issue(t + kRing - 1);  // into the slot of step t-1, whose last reader (its v) finished before B
