@@ -101,17 +101,19 @@ std::optional<GpuReport> find_gpu_report(const std::string& repo_root) {
   // plain name (2026-12-01-h200.md).
   std::optional<std::pair<std::string, fs::path>> best;
   std::string best_text;
+  std::vector<BenchRow> best_rows;
   for (const auto& e : fs::directory_iterator(base, ec)) {
     if (!e.is_regular_file(ec) || e.path().extension() != ".md") continue;
     std::string text = slurp(e.path());
-    if (parse_benchmark_table(text).empty()) continue;
+    auto rows = parse_benchmark_table(text);
+    if (rows.empty()) continue;
     auto key = std::make_pair(recorded_date(text), e.path());
-    if (!best || key > *best) best = std::move(key), best_text = std::move(text);
+    if (!best || key > *best) best = std::move(key), best_text = std::move(text), best_rows = std::move(rows);
   }
   if (!best) return std::nullopt;
   GpuReport r;
   r.file = fs::relative(best->second, repo_root, ec).string();
-  r.rows = parse_benchmark_table(best_text);
+  r.rows = std::move(best_rows);
   std::istringstream in(best_text);
   std::string line;
   while (std::getline(in, line))
