@@ -18,27 +18,37 @@
 namespace vla::impl {
 
 std::string to_string(ChunkedKind k) {
-  return k == ChunkedKind::fp32 ? "chunked-fp32" : k == ChunkedKind::bf16 ? "chunked-bf16" : "chunked-tf32";
+  switch (k) {
+    case ChunkedKind::fp32: return "chunked-fp32";
+    case ChunkedKind::bf16: return "chunked-bf16";
+    case ChunkedKind::tf32: return "chunked-tf32";
+    case ChunkedKind::scan_fp32: return "chunked-scan-fp32";
+    case ChunkedKind::scan_bf16: return "chunked-scan-bf16";
+  }
+  throw std::logic_error("to_string: unknown chunked kind");
 }
 ChunkedKind parse_chunked_kind(std::string_view s) {
-  if (s == "chunked-fp32") return ChunkedKind::fp32;
-  if (s == "chunked-bf16") return ChunkedKind::bf16;
-  if (s == "chunked-tf32") return ChunkedKind::tf32;
+  for (ChunkedKind k : {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32, ChunkedKind::scan_fp32, ChunkedKind::scan_bf16})
+    if (s == to_string(k)) return k;
   throw std::invalid_argument("unknown chunked implementation '" + std::string(s) +
-                              "' (expected chunked-fp32, chunked-bf16, chunked-tf32)");
+                              "' (expected chunked-fp32, chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16)");
 }
 
 bool chunked_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
 
-Kind baseline_kind(ChunkedKind k) { return k == ChunkedKind::bf16 ? Kind::bf16_state : Kind::fp32; }
-Kind input_kind(ChunkedKind k) { return k == ChunkedKind::bf16 ? Kind::bf16 : Kind::fp32; }
+// The scan kinds keep S and A in float (the gate in double): their baselines are
+// those of the fused kernel with the same input type.
+Kind baseline_kind(ChunkedKind k) {
+  return k == ChunkedKind::bf16 ? Kind::bf16_state : k == ChunkedKind::scan_bf16 ? Kind::bf16 : Kind::fp32;
+}
+Kind input_kind(ChunkedKind k) { return bf16_io(k) ? Kind::bf16 : Kind::fp32; }
 
 namespace {
 
-template <class Ops>
-Outputs twin(const gpu::HostInputs& in, const Options& opt, int C, bool bf16_out) {
+// The rounded inputs as a stream, exactly (float and bf16 values are doubles exactly).
+Stream rounded_stream(const gpu::HostInputs& in) {
   const Dims& d = in.dims;
-  Stream s;  // the rounded inputs, exactly (float and bf16 values are doubles exactly)
+  Stream s;
   s.dims = d;
   for (int w = 0; w < 4; ++w) {
     if (w == 3 && !in.has_u) continue;
@@ -47,7 +57,12 @@ Outputs twin(const gpu::HostInputs& in, const Options& opt, int C, bool bf16_out
     x.resize(n);
     for (std::size_t i = 0; i < n; ++i) x[i] = in.value(w, i);
   }
-  return gpu::run_twin<Ops>(s, opt, C, bf16_out);
+  return s;
+}
+
+template <class Ops>
+Outputs twin(const gpu::HostInputs& in, const Options& opt, int C, bool bf16_out) {
+  return gpu::run_twin<Ops>(rounded_stream(in), opt, C, bf16_out);
 }
 
 }  // namespace
@@ -56,6 +71,8 @@ std::string chunked_unsupported(const Dims& d, const Options& opt, ChunkedKind k
   const std::string name = to_string(kind);
   if (opt.model != Model::vla) return "implementation '" + name + "' runs the VLA recurrence only";
   if (d.Dk != d.Dv) return "implementation '" + name + "' needs Dk = Dv";
+  if (is_scan(kind))
+    if (const std::string why = ref::scan_unsupported(opt); !why.empty()) return "implementation '" + name + "': " + why;
   if (!chunked_supported(d.Dk, C))
     return "implementation '" + name + "' supports D in {16, 32, 64} and chunk sizes 32, 64 (got D=" + std::to_string(d.Dk) +
            ", C=" + std::to_string(C) + ")";
@@ -65,7 +82,7 @@ std::string chunked_unsupported(const Dims& d, const Options& opt, ChunkedKind k
   // grow like 2^C, and tensor-core operand rounding is amplified by that (bf16:
   // errors up to 1e21 times the model's scale at C = 64; tf32: 28 times on a
   // 12-step stream, kernel and twin alike on the H200).
-  if (kind != ChunkedKind::fp32 && !opt.normalize_key())
+  if ((kind == ChunkedKind::bf16 || kind == ChunkedKind::tf32) && !opt.normalize_key())
     return "implementation '" + name + "' needs unit keys (--normalize both or key): with --normalize " + to_string(opt.normalize) +
            " its triangular solves amplify " + (kind == ChunkedKind::bf16 ? "bf16" : "tf32") +
            " operand rounding beyond the error model; use chunked-fp32";
@@ -79,10 +96,11 @@ Outputs run_chunked(const Stream& s, const Options& opt, ChunkedKind kind, Devic
   if (d.B < 1 || d.T < 1 || d.H < 1) throw std::invalid_argument("implementation '" + name + "': B, T and H must be >= 1");
   if (const std::string why = chunked_unsupported(d, opt, kind, C); !why.empty()) throw std::invalid_argument(why);
   validate_stream(s, opt);
-  const bool bf16 = kind == ChunkedKind::bf16;
+  const bool bf16 = bf16_io(kind);
   const gpu::HostInputs in = gpu::prepare_inputs(s, bf16);
   gpu::check_rounded_keys(in, opt);
   if (device == Device::cpu) {
+    if (is_scan(kind)) return gpu::run_scan_twin(rounded_stream(in), opt, C, bf16);
     if (kind == ChunkedKind::tf32) return twin<gpu::Tf32Operands>(in, opt, C, false);
     return bf16 ? twin<gpu::Bf16Operands>(in, opt, C, true) : twin<ref::ExactOperands>(in, opt, C, false);
   }
@@ -108,6 +126,8 @@ Precision precision_of(impl::ChunkedKind kind) {
     case impl::ChunkedKind::fp32: return {"chunked-fp32", f32, f32, false};
     case impl::ChunkedKind::bf16: return {"chunked-bf16", bf, bf, true};
     case impl::ChunkedKind::tf32: return {"chunked-tf32", f32, tf, false};
+    case impl::ChunkedKind::scan_fp32: return {"chunked-scan-fp32", f32, f32, false};
+    case impl::ChunkedKind::scan_bf16: return {"chunked-scan-bf16", bf, f32, true};
   }
   throw std::logic_error("precision_of: unknown chunked kind");
 }

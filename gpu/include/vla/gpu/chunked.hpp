@@ -11,10 +11,15 @@
 //   chunked-tf32  float in/out; every matrix product takes tf32 operands (10
 //                 fraction bits, rounded as cvt.rna.tf32.f32 does: vla/gpu/tf32.hpp)
 //                 with float accumulation; the rest as chunked-fp32.
-// The twin is vla::ref::run_chunked<float, Ops> with Ops the operand rounding:
+//   chunked-scan-fp32, chunked-scan-bf16  the chunk-parallel form (docs/CHUNKED.md,
+//                 section 8): the gate stage in double (Gram prefix, Cholesky of
+//                 each chunk's M_c, in-chunk Woodbury), rounded to float once;
+//                 the state in float (SIMT); float, or bf16 in and out.
+// The carried kinds' twin is vla::ref::run_chunked<float, Ops> with Ops the operand rounding:
 // the same maths as the reference, only the products' operands rounded. It is
 // not bitwise equal to the kernel (tensor-core accumulation order is the
-// hardware's); both are checked against the recurrent reference.
+// hardware's); both are checked against the recurrent reference. The scan
+// kinds' twin is vla::ref::run_chunked_scan<float, double>, likewise not bitwise.
 #pragma once
 
 #include <string>
@@ -29,9 +34,14 @@
 
 namespace vla::impl {
 
-enum class ChunkedKind { fp32, bf16, tf32 };
+enum class ChunkedKind { fp32, bf16, tf32, scan_fp32, scan_bf16 };
+// The chunk-parallel (scan) form, as opposed to the carried form.
+inline bool is_scan(ChunkedKind k) { return k == ChunkedKind::scan_fp32 || k == ChunkedKind::scan_bf16; }
+// bf16 inputs and outputs.
+inline bool bf16_io(ChunkedKind k) { return k == ChunkedKind::bf16 || k == ChunkedKind::scan_bf16; }
 std::string to_string(ChunkedKind);
-ChunkedKind parse_chunked_kind(std::string_view);  // "chunked-fp32", "chunked-bf16", "chunked-tf32"
+// "chunked-fp32", "chunked-bf16", "chunked-tf32", "chunked-scan-fp32", "chunked-scan-bf16"
+ChunkedKind parse_chunked_kind(std::string_view);
 
 // Shapes the chunked kernel supports: Dk = Dv = D in {16, 32, 64} and chunk size
 // C in {32, 64} (D = 128 does not fit its shared-memory plan: rejected).

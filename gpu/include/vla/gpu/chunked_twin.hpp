@@ -9,6 +9,7 @@
 #include "vla/core/stream.hpp"
 #include "vla/gpu/tf32.hpp"
 #include "vla/reference/chunked.hpp"
+#include "vla/reference/chunked_scan.hpp"
 
 namespace vla::gpu {
 
@@ -44,16 +45,26 @@ inline Stream prefix_stream(const Stream& s, int T) {
 // chunked reference at float with operand policy Ops and structure policy
 // Structure (ref::ChunkStructure in production; the gate's chunk-boundary
 // mutants replace it), o stored as the kernel stores it.
-template <class Ops, class Structure = ref::ChunkStructure>
-Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
-  const auto r = ref::run_chunked<float, Ops, Structure>(rounded, opt, C);
+// o stored as the kernel stores it (bf16 when bf16_out), the rest as computed.
+inline Outputs twin_outputs(const ref::Result<float>& r, bool bf16_out) {
   Outputs out;
-  out.allocate(rounded.dims, true);
+  out.allocate(r.dims, true);
   for (std::size_t i = 0; i < r.o.size(); ++i) out.o[i] = bf16_out ? core::round_bf16(r.o[i]) : r.o[i];
   for (std::size_t i = 0; i < r.S.size(); ++i) out.S[i] = r.S[i];
   for (std::size_t i = 0; i < r.A.size(); ++i) out.A[i] = r.A[i];
   for (std::size_t i = 0; i < r.state_norm.size(); ++i) out.state_norm[i] = r.state_norm[i];
   return out;
+}
+
+template <class Ops, class Structure = ref::ChunkStructure>
+Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
+  return twin_outputs(ref::run_chunked<float, Ops, Structure>(rounded, opt, C), bf16_out);
+}
+
+// The scan kinds' twin: the scan form's reference with the gate stage in double
+// and the state in float, as the kernels compute them (docs/CHUNKED.md, section 8).
+inline Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
+  return twin_outputs(ref::run_chunked_scan<float, double>(rounded, opt, C), bf16_out);
 }
 
 }  // namespace vla::gpu

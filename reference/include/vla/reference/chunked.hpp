@@ -140,14 +140,9 @@ struct ExactOperands {
   }
 };
 
-template <class Scalar, class Ops = ExactOperands, class Structure = ChunkStructure>
-Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
-  using M = Mat<Scalar>;
-  const auto op = [](const M& m) -> decltype(auto) { return Ops::op(m); };
-  const Dims& d = s.dims;
-  if (opt.model != Model::vla) throw std::invalid_argument("run_chunked: only the VLA recurrence has a chunked form here");
-  if (C < 1) throw std::invalid_argument("run_chunked: chunk size must be >= 1 (got " + std::to_string(C) + ")");
-  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+// A VLA run's outputs, zero, for streams of dims d.
+template <class Scalar>
+Result<Scalar> vla_result(const Dims& d) {
   Result<Scalar> r;
   r.dims = d;
   r.o.assign(d.v_size(), Scalar(0));
@@ -155,6 +150,96 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
   r.A.assign(std::size_t(d.B) * d.H * d.Dk * d.Dk, Scalar(0));
   r.state_norm.assign(std::size_t(d.B) * d.T * d.H, Scalar(0));
   r.gate_cos.assign(std::size_t(d.B) * d.T * d.H, Scalar(0));
+  return r;
+}
+// Head (b, h)'s final S and A into r.
+template <class Scalar>
+void store_head(Result<Scalar>& r, int b, int h, const Mat<Scalar>& S, const Mat<Scalar>& A) {
+  const Dims& d = r.dims;
+  const std::size_t bh = std::size_t(b) * d.H + h;
+  for (int i = 0; i < d.Dv; ++i)
+    for (int j = 0; j < d.Dk; ++j) r.S[(bh * d.Dv + i) * d.Dk + j] = S(i, j);
+  for (int i = 0; i < d.Dk; ++i)
+    for (int j = 0; j < d.Dk; ++j) r.A[(bh * d.Dk + i) * d.Dk + j] = A(i, j);
+}
+
+// One chunk's inputs as columns (steps t0 .. t0 + len - 1 of head (b, h)): the
+// features phi(k), the keys k^ (unit unless --normalize none|gate), the penalty
+// directions u (given or k^, unit-scaled under --u-unit-scaled), v and phi(q).
+template <class Scalar>
+struct ChunkInputs {
+  Mat<Scalar> K, PhiK, U, V, PhiQ;
+};
+template <class Scalar>
+ChunkInputs<Scalar> load_chunk(const Stream& s, const Options& opt, int b, int h, int t0, int len) {
+  const Dims& d = s.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  ChunkInputs<Scalar> in{Mat<Scalar>(d.Dk, len), Mat<Scalar>(d.Dk, len), Mat<Scalar>(d.Dk, len), Mat<Scalar>(d.Dv, len),
+                         Mat<Scalar>(d.Dk, len)};
+  for (int c = 0; c < len; ++c) {
+    const std::size_t ok = d.off(b, t0 + c, h, d.Dk), ov = d.off(b, t0 + c, h, d.Dv);
+    for (int j = 0; j < d.Dk; ++j) {
+      in.PhiK(j, c) = core::phi(Scalar(s.k[ok + j]), elu1);
+      in.PhiQ(j, c) = core::phi(Scalar(s.q[ok + j]), elu1);
+    }
+    const Scalar nk = opt.normalize_key() ? col_norm(in.PhiK.col(c)) : Scalar(1);
+    in.K.col(c) = in.PhiK.col(c) / nk;
+    if (s.has_u()) {
+      for (int j = 0; j < d.Dk; ++j) in.U(j, c) = Scalar(s.u[ok + j]);
+    } else {
+      in.U.col(c) = in.K.col(c);
+    }
+    if (opt.u_unit_scaled) in.U.col(c) = (in.U.col(c) / col_norm(in.U.col(c))) / core::vsqrt(Scalar(d.Dk));
+    for (int i = 0; i < d.Dv; ++i) in.V(i, c) = Scalar(s.v[ov + i]);
+  }
+  return in;
+}
+
+// The in-chunk gate (Woodbury, section 1 of docs/CHUNKED.md) from P = A_c U and
+// AK = A_c K, however A_c is applied (carried explicitly, or solved with a
+// factor of M_c = A_c^{-1}): W = AK - Z triu(D^{-1} Z^T K), with Z and the
+// pivots D (the Sherman-Morrison vectors and denominators of the chunk's steps).
+template <class Scalar>
+struct WoodburyGate {
+  Mat<Scalar> W, Z;
+  std::vector<Scalar> D;
+};
+template <class Scalar, class Ops, class Structure>
+WoodburyGate<Scalar> woodbury_gate(const Mat<Scalar>& P, const Mat<Scalar>& AK, const Mat<Scalar>& U, const Mat<Scalar>& K,
+                                   double floor) {
+  using M = Mat<Scalar>;
+  const auto op = [](const M& m) -> decltype(auto) { return Ops::op(m); };
+  const int len = int(K.cols());
+  const M G = op(U).transpose() * op(P);
+  M L;
+  WoodburyGate<Scalar> g;
+  ldl_with_floor(G, floor, L, g.D);
+  // Z L^T = P  <=>  L Z^T = P^T.
+  g.Z = L.template triangularView<Eigen::UnitLower>().solve(P.transpose()).transpose();
+  M Y = op(g.Z).transpose() * op(K);  // Y(i, t) = z_i . k^_t
+  for (int i = 0; i < len; ++i)
+    for (int t = 0; t < len; ++t) Y(i, t) = i <= t ? Scalar(Y(i, t) / g.D[i]) : Scalar(0);
+  g.W = AK;
+  g.W -= Structure::masked_product(M(op(g.Z)), M(op(Y)));
+  return g;
+}
+
+// The gates a^_t = w_t / ||w_t|| (or w_t under --normalize none|key), by column.
+template <class Scalar>
+Mat<Scalar> normalised_gates(const Mat<Scalar>& W, const Options& opt) {
+  Mat<Scalar> Ah(W.rows(), W.cols());
+  for (int c = 0; c < int(W.cols()); ++c) Ah.col(c) = opt.normalize_gate() ? Mat<Scalar>(W.col(c) / col_norm(W.col(c))) : Mat<Scalar>(W.col(c));
+  return Ah;
+}
+
+template <class Scalar, class Ops = ExactOperands, class Structure = ChunkStructure>
+Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
+  using M = Mat<Scalar>;
+  const auto op = [](const M& m) -> decltype(auto) { return Ops::op(m); };
+  const Dims& d = s.dims;
+  if (opt.model != Model::vla) throw std::invalid_argument("run_chunked: only the VLA recurrence has a chunked form here");
+  if (C < 1) throw std::invalid_argument("run_chunked: chunk size must be >= 1 (got " + std::to_string(C) + ")");
+  Result<Scalar> r = vla_result<Scalar>(d);
 
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
@@ -164,42 +249,15 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
       Eigen::Matrix<Scalar, Eigen::Dynamic, 1> n = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>::Zero(d.Dk);
       for (int t0 = 0; t0 < d.T;) {
         const int len = chunk_length(t0, d.T, C, opt.ridge_every);
-        M K(d.Dk, len), PhiK(d.Dk, len), U(d.Dk, len), V(d.Dv, len), PhiQ(d.Dk, len);
-        for (int c = 0; c < len; ++c) {
-          const std::size_t ok = d.off(b, t0 + c, h, d.Dk), ov = d.off(b, t0 + c, h, d.Dv);
-          for (int j = 0; j < d.Dk; ++j) {
-            PhiK(j, c) = core::phi(Scalar(s.k[ok + j]), elu1);
-            PhiQ(j, c) = core::phi(Scalar(s.q[ok + j]), elu1);
-          }
-          const Scalar nk = opt.normalize_key() ? col_norm(PhiK.col(c)) : Scalar(1);
-          K.col(c) = PhiK.col(c) / nk;
-          if (s.has_u()) {
-            for (int j = 0; j < d.Dk; ++j) U(j, c) = Scalar(s.u[ok + j]);
-          } else {
-            U.col(c) = K.col(c);
-          }
-          if (opt.u_unit_scaled) U.col(c) = (U.col(c) / col_norm(U.col(c))) / core::vsqrt(Scalar(d.Dk));
-          for (int i = 0; i < d.Dv; ++i) V(i, c) = Scalar(s.v[ov + i]);
-        }
+        const ChunkInputs<Scalar> in = load_chunk<Scalar>(s, opt, b, h, t0, len);
+        const M &K = in.K, &PhiK = in.PhiK, &U = in.U, &V = in.V, &PhiQ = in.PhiQ;
         // Gate.
-        const M P = op(A) * op(U);
-        const M G = op(U).transpose() * op(P);
-        M L;
-        std::vector<Scalar> D;
-        ldl_with_floor(G, opt.delta_floor, L, D);
-        // Z L^T = P  <=>  L Z^T = P^T.
-        const M Z = L.template triangularView<Eigen::UnitLower>().solve(P.transpose()).transpose();
-        M Y = op(Z).transpose() * op(K);  // Y(i, t) = z_i . k^_t
-        for (int i = 0; i < len; ++i)
-          for (int t = 0; t < len; ++t) Y(i, t) = i <= t ? Scalar(Y(i, t) / D[i]) : Scalar(0);
-        M W = op(A) * op(K);
-        W -= Structure::masked_product(M(op(Z)), M(op(Y)));
+        WoodburyGate<Scalar> g = woodbury_gate<Scalar, Ops, Structure>(M(op(A) * op(U)), M(op(A) * op(K)), U, K, opt.delta_floor);
+        const M& Z = g.Z;
+        const std::vector<Scalar>& D = g.D;
         const bool ridge = core::ridge_due(t0 + len, opt.ridge_every);
-        if (ridge) W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
-        M Ah(d.Dk, len);
-        for (int c = 0; c < len; ++c) {
-          Ah.col(c) = opt.normalize_gate() ? M(W.col(c) / col_norm(W.col(c))) : M(W.col(c));
-        }
+        if (ridge) g.W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
+        const M Ah = normalised_gates(g.W, opt);
         // State: R T = V - S K with T = I + strict_upper(Ah^T K).
         const M AK = op(Ah).transpose() * op(K);
         const M Rhs = V - op(S) * op(K);
@@ -235,11 +293,7 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         Structure::next_S(S, M(op(R) * op(Ah).transpose()), K, Ah, AK);
         t0 += len;
       }
-      const std::size_t bh = std::size_t(b) * d.H + h;
-      for (int i = 0; i < d.Dv; ++i)
-        for (int j = 0; j < d.Dk; ++j) r.S[(bh * d.Dv + i) * d.Dk + j] = S(i, j);
-      for (int i = 0; i < d.Dk; ++i)
-        for (int j = 0; j < d.Dk; ++j) r.A[(bh * d.Dk + i) * d.Dk + j] = A(i, j);
+      store_head(r, b, h, S, A);
     }
   }
   return r;
