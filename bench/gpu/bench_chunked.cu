@@ -1,9 +1,12 @@
-// Times the chunked kernel next to the fused recurrent kernel in one run (CUDA
-// events around each launch after a warm-up launch, median of the repeats,
-// inputs uniform in [-1, 1], never all zero) and states each shape's floor:
-// tensor-core FLOPs, bytes, and sequential chunk steps. SDPA (the softmax
-// baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the same script run.
-//   bench_chunked [--csv FILE] [--quick]
+// Times the chunked kernel and the chunk-parallel scan form (chunked-scan-*,
+// with its two stages timed apart: gate, state) next to the fused recurrent
+// kernel in one run (CUDA events around each launch after a warm-up launch,
+// median of the repeats, inputs uniform in [-1, 1], never all zero) and states
+// each shape's floor: tensor-core FLOPs, bytes, and sequential chunk steps for
+// the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
+// (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
+// same script run.
+//   bench_chunked [--csv FILE] [--quick] [--scan-only]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,10 +14,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../../gpu/cuda/check.cuh"
+#include "../../gpu/cuda/scan_gate.cuh"
 #include "bench_util.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/gpu/chunked_launch.hpp"
@@ -33,6 +38,7 @@ struct Impl {
   int C;  // chunked only
   impl::ChunkedKind kind = impl::ChunkedKind::fp32;  // chunked only
   gpu::ChunkedLayout layout = gpu::ChunkedLayout::plain;  // chunked only (pipelined: C = 32)
+  bool scan = false;  // the scan form (kind scan_fp32 or scan_bf16)
 };
 
 // Median ms of reps launches after one warm-up.
@@ -66,14 +72,35 @@ double chunk_flops(int D, int C) {
   return 2.0 * (7 * dcd + 8 * ccd);  // P, AK, Rhs, SQ, SA, dA, dS | G, Y, ZY, T, AQ, RAQ, RR, AA
 }
 
+// Operations of one chunk of one head in the scan form, as the stages perform
+// them (u = k^): stage 1 in fp64 multiply-adds (Gram lower triangle, L D L^T of
+// M_c, the solve of C columns, G, L D L^T of I + G, Z, Y, the causal W), stage 2
+// in fp32 multiply-adds counted from the spec's operations (Ah^T K strict upper,
+// K T^{-1} and V T^{-1}, S_c K~, the C rank-one updates, readouts and row norms).
+double scan_gate_fma(int D, int C) {
+  const double d = D, c = C;
+  return d * (d + 1) / 2 * c + d * d * d / 6 + c * d * d + c * (c + 1) / 2 * d + c * c * c / 6 + d * c * c / 2 +
+         c * (c + 1) / 2 * d + d * c * (c + 1) / 2;
+}
+double scan_state_fma(int D, int C) {
+  const double d = D, c = C;
+  return c * (c - 1) / 2 * d + 2 * d * c * (c - 1) / 2 + 4 * d * d * c;
+}
+// Bytes the scan form moves per chunk of one head beyond its inputs and outputs:
+// the packed M buffer written by the Gram kernel, read and written by the scan,
+// read by the gate kernel (doubles), and the features k^, phi(q), a^ written
+// once and read once (floats).
+double scan_buffer_bytes(int D, int C) { return 4.0 * D * (D + 1) / 2 * 8 + 2.0 * 3 * C * D * 4; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false;
+  bool quick = false, scan_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--scan-only")) scan_only = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -97,7 +124,7 @@ int main(int argc, char** argv) {
         }
       }
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
-    if (csv) std::fprintf(csv, "impl,B,H,T,D,C,median_ms,tokens_per_s,us_per_chunk,reps\n");
+    if (csv) std::fprintf(csv, "impl,B,H,T,D,C,median_ms,tokens_per_s,us_per_chunk,reps,gate_ms,state_ms\n");
 
     const int D = 64;
     struct Shape {
@@ -108,7 +135,14 @@ int main(int argc, char** argv) {
     using CK = impl::ChunkedKind;
     // C = 32 in both schedules (v7 pipelined, v6 plain); C = 64 has the plain one only.
     constexpr auto PL = gpu::ChunkedLayout::pipelined;
-    const std::vector<Impl> impls{{"chunked-bf16 C=64", true, true, 64, CK::bf16},
+    constexpr auto PN = gpu::ChunkedLayout::plain;
+    std::vector<Impl> impls{{"chunked-scan-bf16 C=32", true, true, 32, CK::scan_bf16, PN, true},
+                            {"chunked-scan-bf16 C=64", true, true, 64, CK::scan_bf16, PN, true},
+                            {"chunked-scan-fp32 C=32", true, false, 32, CK::scan_fp32, PN, true},
+                            {"chunked-scan-fp32 C=64", true, false, 64, CK::scan_fp32, PN, true},
+                            {"fused bf16", false, true, 0},
+                            {"fused fp32", false, false, 0}};
+    const std::vector<Impl> carried{{"chunked-bf16 C=64", true, true, 64, CK::bf16},
                                   {"chunked-bf16 C=32 v6", true, true, 32, CK::bf16},
                                   {"chunked-bf16 C=32 v7 pipelined", true, true, 32, CK::bf16, PL},
                                   {"chunked-tf32 C=64", true, false, 64, CK::tf32},
@@ -116,10 +150,10 @@ int main(int argc, char** argv) {
                                   {"chunked-tf32 C=32 v7 pipelined", true, false, 32, CK::tf32, PL},
                                   {"chunked-fp32 C=64", true, false, 64, CK::fp32},
                                   {"chunked-fp32 C=32 v6", true, false, 32, CK::fp32},
-                                  {"chunked-fp32 C=32 v7 pipelined", true, false, 32, CK::fp32, PL},
-                                  {"fused bf16", false, true, 0},
-                                  {"fused fp32", false, false, 0}};
-    std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps |\n|---|---|---|---|---|---|---|---|---|\n");
+                                  {"chunked-fp32 C=32 v7 pipelined", true, false, 32, CK::fp32, PL}};
+    if (!scan_only) impls.insert(impls.end() - 2, carried.begin(), carried.end());
+    std::printf("\n| B | H | T | D | implementation | median ms | tokens/s | us per chunk step | reps | gate ms | state ms |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::vector<std::string> floors;
     for (const Shape& sh : shapes) {
       const std::size_t n = std::size_t(sh.B) * sh.T * sh.H * D;
@@ -142,27 +176,59 @@ int main(int argc, char** argv) {
         gpu::FusedParams p = gpu::make_params(Options{}, Dims{sh.B, sh.T, sh.H, D, D}, false);
         p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
         gpu::set_chunked_layout(im.layout);
+        // The scan form: its workspace allocated once per shape, outside the timing.
+        std::unique_ptr<gpu::scan::Workspace> ws;
+        if (im.scan) ws = std::make_unique<gpu::scan::Workspace>(sh.B, sh.T, sh.H, D, im.C, false, p.ratio);
         auto launch = [&] {
-          if (im.chunked) gpu::launch_chunked(p, im.kind, im.C, nullptr);
+          if (im.scan) gpu::scan::launch_scan(p, im.bf16, 1.0, im.C, *ws, nullptr);
+          else if (im.chunked) gpu::launch_chunked(p, im.kind, im.C, nullptr);
           else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
         };
         // Long launches get fewer repeats (the fused kernel at T = 65536 runs ~0.14 s).
         const double probe = time_ms(launch, 1);
         const int reps = probe > 100 ? 3 : probe > 10 ? 7 : 21;
         const double ms = time_ms(launch, reps);
+        double gate_ms = 0, state_ms = 0;
+        if (im.scan) {
+          gate_ms = time_ms([&] { gpu::scan::launch_gate(gpu::scan::gate_params(p, im.bf16, 1.0, im.C, *ws), nullptr); }, reps);
+          state_ms = time_ms([&] { gpu::scan::launch_state(gpu::scan::state_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
+        }
         const double tok = double(sh.B) * sh.H * sh.T / (ms * 1e-3);
         const int C = im.chunked ? im.C : 1;
         // Blocks per SM: the fused kernels and a chunked launch of one wave run one;
         // several waves of the chunked kernel as many as its plan allows.
-        const int bps = im.chunked && sh.B * sh.H > sms
+        const int bps = im.chunked && !im.scan && sh.B * sh.H > sms
                             ? (im.layout == PL ? gpu::chunked_pipelined_info(im.kind, D, im.C) : gpu::chunked_kernel_info(im.kind, D, im.C))
                                   .blocks_per_sm
                             : 1;
         const double waves = std::ceil(double(sh.B) * sh.H / (double(sms) * bps));
-        const double per_step_us = ms * 1e3 / (waves * std::ceil(double(sh.T) / C));
-        std::printf("| %d | %d | %d | %d | %s | %.4g | %.3g | %.3g | %d |\n", sh.B, sh.H, sh.T, D, im.name.c_str(), ms, tok, per_step_us, reps);
-        if (csv) std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d\n", im.name.c_str(), sh.B, sh.H, sh.T, D, C, ms, tok, per_step_us, reps);
-        if (im.chunked && im.bf16) {
+        // The scan form's chunks run in parallel: no sequential chunk step (reported as 0).
+        const double per_step_us = im.scan ? 0.0 : ms * 1e3 / (waves * std::ceil(double(sh.T) / C));
+        std::printf("| %d | %d | %d | %d | %s | %.4g | %.3g | %.3g | %d | %.4g | %.4g |\n", sh.B, sh.H, sh.T, D, im.name.c_str(), ms, tok,
+                    per_step_us, reps, gate_ms, state_ms);
+        if (csv)
+          std::fprintf(csv, "%s,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%.6g,%.6g\n", im.name.c_str(), sh.B, sh.H, sh.T, D, C, ms, tok, per_step_us, reps,
+                       gate_ms, state_ms);
+        if (im.scan) {
+          // Floor of the scan form: its fp64 multiply-adds at the datasheet's FP64 rate without tensor cores
+          // (33.5 TFLOP/s; 67 with DMMA), its fp32 ones at 67 TFLOP/s (both leads, H200.md), and the bytes of its
+          // inputs, outputs and buffers between kernels at the measured 4.3 TB/s (KINDS.md).
+          const double chunks = std::ceil(double(sh.T) / im.C) * sh.B * sh.H;
+          const double f64 = 2 * scan_gate_fma(D, im.C) * chunks, f32 = 2 * scan_state_fma(D, im.C) * chunks;
+          const double io = double(n) * (im.bf16 ? 2 : 4) * 4 + double(sh.B) * sh.T * sh.H * 4 * 2;
+          const double bytes = io + scan_buffer_bytes(D, im.C) * chunks;
+          const double t64 = f64 / 33.5e12 * 1e3, t64tc = f64 / 67e12 * 1e3, t32 = f32 / 67e12 * 1e3, tb = bytes / 4.3e12 * 1e3,
+                       tio = io / 4.3e12 * 1e3;
+          const double fl = std::max({t64, t32, tb});
+          char line[640];
+          std::snprintf(line, sizeof line,
+                        "B=%d H=%d T=%d %s: gate %.3g GFLOP fp64 -> %.3g ms at 33.5 TFLOP/s (%.3g with DMMA at 67); state %.3g GFLOP fp32 "
+                        "-> %.3g ms at 67 TFLOP/s; %.3g MB (%.3g MB of it inputs/outputs) -> %.3g ms at 4.3 TB/s (%.3g ms for the I/O alone); "
+                        "floor %.3g ms (the largest), achieved %.1f%% of it (gate %.4g ms, state %.4g ms measured)",
+                        sh.B, sh.H, sh.T, im.name.c_str(), f64 / 1e9, t64, t64tc, f32 / 1e9, t32, bytes / 1e6, io / 1e6, tb, tio, fl,
+                        100.0 * fl / ms, gate_ms, state_ms);
+          floors.push_back(line);
+        } else if (im.chunked && im.bf16) {
           // Floor: tensor-core FLOPs at the measured dense bf16 rate (790 TFLOP/s, KINDS.md), the same
           // on the SMs one block per head can use, bytes (q, k, v in, o out, bf16) at 4.3 TB/s.
           const double fl = chunk_flops(D, C) * std::ceil(double(sh.T) / C) * sh.B * sh.H;

@@ -7,6 +7,10 @@
 # the fused kernel) and causal bf16 SDPA at the same shapes. Logs go to
 # $OUT (or ./chunked-logs).
 #   bench/gpu/run_chunked_report.sh [--quick]
+# Environment: PREBUILT (a folder holding the two binaries), TEST_KINDS
+# (all | carried | scan: the chunked forms the tests run; default all),
+# SANITIZE (0: skip compute-sanitizer), BENCH_ARGS (more bench_chunked
+# arguments, e.g. --scan-only), TEST_TIMEOUT (seconds per shard, default 150).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 quick=""
@@ -38,19 +42,21 @@ fi
 stamp "chunked CUDA tests (sharded) and compute-sanitizer memcheck, racecheck, initcheck (--quick cases)"
 shards=$(( jobs > 4 ? jobs - 4 : 1 ))
 for i in $(seq 0 $((shards - 1))); do
-  timeout 150 "$bin/test_gpu_chunked_cuda" $quick --shard "$i/$shards" > "$logs/shard_$i.log" 2>&1 &
+  timeout "${TEST_TIMEOUT:-150}" "$bin/test_gpu_chunked_cuda" $quick --kinds "${TEST_KINDS:-all}" --shard "$i/$shards" > "$logs/shard_$i.log" 2>&1 &
 done
-for tool in memcheck racecheck initcheck; do
-  ( timeout 240 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick > "$logs/$tool.log" 2>&1
-    echo "exit status: $?" >> "$logs/$tool.log" ) &
-done
+if [ "${SANITIZE:-1}" != 0 ]; then
+  for tool in memcheck racecheck initcheck; do
+    ( timeout 240 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick --kinds "${TEST_KINDS:-all}" > "$logs/$tool.log" 2>&1
+      echo "exit status: $?" >> "$logs/$tool.log" ) &
+  done
+fi
 wait
 cat "$logs"/shard_*.log | grep -v -E "^(PASSED|FAILED): " > "$logs/tests.log"
 echo "shards: $(grep -l '^PASSED' "$logs"/shard_*.log | wc -l) of $shards passed; runs: $(grep -c -E '^(ok|FAIL) ' "$logs/tests.log"), FAIL lines: $(grep -c '^FAIL' "$logs/tests.log")" | tee -a "$logs/tests.log"
 rm -f "$logs"/shard_*.log
-grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|exit status" "$logs"/{memcheck,racecheck,initcheck}.log
+[ "${SANITIZE:-1}" != 0 ] && grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY|exit status" "$logs"/{memcheck,racecheck,initcheck}.log
 stamp "benchmark (alone on the GPU)"
-timeout 150 "$bin/bench_chunked" $quick --csv "$logs/bench.csv" > "$logs/bench.log" 2>&1 || echo "bench_chunked: exit $?" >> "$logs/bench.log"
+timeout 150 "$bin/bench_chunked" $quick ${BENCH_ARGS:-} --csv "$logs/bench.csv" > "$logs/bench.log" 2>&1 || echo "bench_chunked: exit $?" >> "$logs/bench.log"
 cat "$logs/bench.log"
 stamp "SDPA"
 PYTHONUNBUFFERED=1 timeout 90 python3 bench/gpu/sdpa_chunked_shapes.py $quick > "$logs/sdpa.log" 2>&1 || echo "sdpa: exit $?" >> "$logs/sdpa.log"

@@ -1,9 +1,13 @@
-// The chunked CUDA kernel against its CPU twin and the recurrent double
+// The chunked CUDA kernels against their CPU twins and the recurrent double
 // reference (error model), and the drift of the chunked form next to the fused
-// recurrent kernel of the same input precision. Plain main (no GTest) so that it
-// builds on the device machine with nvcc alone (gpu/standalone). Without a GPU it
-// prints one line saying so and passes.
-//   test_gpu_chunked_cuda [--quick] [--shard I/N]
+// recurrent kernel of the same input precision: the carried form (chunked-fp32,
+// -bf16, -tf32) and the chunk-parallel scan form (chunked-scan-fp32, -bf16;
+// docs/CHUNKED.md section 8), whose runs also print the gate stage's distance to
+// the recurrence's gates in double (which stage a failure comes from). Plain main
+// (no GTest) so that it builds on the device machine with nvcc alone
+// (gpu/standalone). Without a GPU it prints one line saying so and passes.
+//   test_gpu_chunked_cuda [--quick] [--shard I/N] [--kinds all|carried|scan]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +22,9 @@
 #include "vla/gpu/tf32.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
+#if defined(VLA_HAVE_CUDA)
+#include "../../gpu/src/chunked_backend.hpp"
+#endif
 
 using namespace vla;
 using impl::ChunkedKind;
@@ -63,16 +70,90 @@ struct Case {
   double collinear_eps = 0;  // > 0: near-collinear keys
   bool alternate = false;
   bool drift = false;        // also run the fused kernel of the same input precision
+  bool scan = false;         // the scan kinds (else the carried ones)
+  std::string refused;       // non-empty: the run must be refused (std::invalid_argument) naming this
 };
+
+// The gates of the scan form's stage 1 on the GPU against the recurrence's
+// gates in double on the same rounded inputs (A_t by Sherman-Morrison, w = A_t k^,
+// normalised as the options say): the largest relative error of a gate column.
+// A diagnosis printed beside the verdict, which is the error model's on the outputs.
+double scan_gate_error(const Stream& s, const Options& opt, ChunkedKind kind, int C) {
+#if defined(VLA_HAVE_CUDA)
+  const gpu::HostInputs in = gpu::prepare_inputs(s, kind == ChunkedKind::scan_bf16);
+  const std::vector<float> a = gpu::run_cuda_scan_gates(in, opt, C);
+  const Dims& d = s.dims;
+  const int D = d.Dk;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  auto unit = [](std::vector<double>& x, double scale) {
+    double n = 0;
+    for (double v : x) n += v * v;
+    for (double& v : x) v = v / std::sqrt(n) / scale;
+  };
+  double worst = 0;
+  for (int b = 0; b < d.B; ++b)
+    for (int h = 0; h < d.H; ++h) {
+      std::vector<double> A(std::size_t(D) * D, 0.0), kh(D), u(D), z(D), w(D);
+      for (int i = 0; i < D; ++i) A[i * D + i] = 1.0 / opt.lambda0;
+      for (int t = 0; t < d.T; ++t) {
+        const std::size_t o = d.off(b, t, h, D);
+        for (int j = 0; j < D; ++j) kh[j] = core::phi(double(in.value(1, o + j)), elu1);
+        if (opt.normalize_key()) unit(kh, 1.0);
+        for (int j = 0; j < D; ++j) u[j] = in.has_u ? double(in.value(3, o + j)) : kh[j];
+        if (opt.u_unit_scaled) unit(u, std::sqrt(double(D)));
+        double uz = 0;
+        for (int i = 0; i < D; ++i) {
+          z[i] = 0;
+          for (int j = 0; j < D; ++j) z[i] += A[i * D + j] * u[j];
+          uz += u[i] * z[i];
+        }
+        const double delta = core::sm_delta(uz, opt.delta_floor);
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j < D; ++j) A[i * D + j] -= z[i] * z[j] / delta;
+        for (int i = 0; i < D; ++i) {
+          w[i] = 0;
+          for (int j = 0; j < D; ++j) w[i] += A[i * D + j] * kh[j];
+        }
+        if (opt.normalize_gate()) unit(w, 1.0);
+        double num = 0, den = 0;
+        for (int i = 0; i < D; ++i) {
+          num += (a[o + i] - w[i]) * (a[o + i] - w[i]);
+          den += w[i] * w[i];
+        }
+        const double e = std::sqrt(num / den);
+        worst = std::isfinite(e) ? std::max(worst, e) : INFINITY;
+      }
+    }
+  return worst;
+#else
+  (void)s, (void)opt, (void)kind, (void)C;
+  return 0;
+#endif
+}
 
 void run_case(const Case& c, std::uint64_t seed) {
   const Stream s0 = c.collinear_eps > 0 ? ts::make_collinear(c.B, c.T, c.H, c.D, c.collinear_eps, c.alternate, seed)
                                         : ts::make_stream(c.B, c.T, c.H, c.D, seed, c.fam, c.with_u);
-  for (ChunkedKind kind : {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32}) {
+  const std::vector<ChunkedKind> kinds = c.scan ? std::vector<ChunkedKind>{ChunkedKind::scan_fp32, ChunkedKind::scan_bf16}
+                                                : std::vector<ChunkedKind>{ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32};
+  for (ChunkedKind kind : kinds) {
     ++runs;
     const std::string tag = c.name + " " + impl::to_string(kind) + " C=" + std::to_string(c.C) + " B=" + std::to_string(c.B) +
                             " T=" + std::to_string(c.T) + " H=" + std::to_string(c.H) + " D=" + std::to_string(c.D);
-    if (kind != ChunkedKind::fp32 && !c.opt.normalize_key()) {
+    if (!c.refused.empty()) {
+      // Options the implementation does not run: refused with a message naming them, no output.
+      try {
+        impl::run_chunked(s0, c.opt, kind, impl::Device::cuda, c.C);
+        fail(tag + ": accepted, expected a refusal naming '" + c.refused + "'");
+      } catch (const std::invalid_argument& e) {
+        if (std::string(e.what()).find(c.refused) == std::string::npos) fail(tag + ": refused without naming '" + c.refused + "': " + e.what());
+        else std::printf("ok   %-62s refused as designed: %s\n", tag.c_str(), e.what());
+      } catch (const std::exception& e) {
+        fail(tag + ": expected std::invalid_argument, got: " + e.what());
+      }
+      continue;
+    }
+    if ((kind == ChunkedKind::bf16 || kind == ChunkedKind::tf32) && !c.opt.normalize_key()) {
       // Rejected by design (tests/gpu/test_chunked_twin.cpp, UnnormalisedKeysBreak{Bf16,Tf32}Operands).
       try {
         impl::run_chunked(s0, c.opt, kind, impl::Device::cuda, c.C);
@@ -95,20 +176,28 @@ void run_case(const Case& c, std::uint64_t seed) {
       // Each schedule of the kernel (chunked_launch.hpp): v6's plain one, and at C = 32 the pipelined one,
       // which must give the plain one's bits (same operations per chunk, in the same order).
       Outputs plain;
+      // The scan form has one schedule (its stages' own layouts): one run, no bit comparison.
       for (gpu::ChunkedLayout layout : {gpu::ChunkedLayout::plain, gpu::ChunkedLayout::pipelined}) {
-        if (layout == gpu::ChunkedLayout::pipelined && c.C != 32) continue;
+        if (layout == gpu::ChunkedLayout::pipelined && (c.C != 32 || c.scan)) continue;
         if (layout == gpu::ChunkedLayout::pipelined) ++runs;
         use_layout(layout);
         const Outputs gpu = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
         use_layout(gpu::ChunkedLayout::automatic);
-        const std::string ltag = tag + (layout == gpu::ChunkedLayout::plain ? " plain" : " pipelined");
+        const std::string ltag = c.scan ? tag : tag + (layout == gpu::ChunkedLayout::plain ? " plain" : " pipelined");
         const auto v = accuracy::check(gpu, ref, base.ptrs(), prec);
         std::size_t nf = 0;
         const double eo = rel_fro(gpu.o, ref.o, nf), eS = rel_fro(gpu.S, ref.S, nf), eA = rel_fro(gpu.A, ref.A, nf),
                      en = rel_fro(gpu.state_norm, ref.state_norm, nf);
         std::string same;
-        if (layout == gpu::ChunkedLayout::plain) plain = gpu;
-        else same = std::string(" | bits equal to plain: ") + (ts::same_bits(gpu, plain) ? "yes" : "NO");
+        if (c.scan) {
+          char g[64];
+          std::snprintf(g, sizeof g, " | gates vs double recurrence %.2e", scan_gate_error(s, c.opt, kind, c.C));
+          same = g;
+        } else if (layout == gpu::ChunkedLayout::plain) {
+          plain = gpu;
+        } else {
+          same = std::string(" | bits equal to plain: ") + (ts::same_bits(gpu, plain) ? "yes" : "NO");
+        }
         std::printf("%-4s %-72s rel err o %.2e S %.2e A %.2e norm %.2e (twin o %.2e) | kernel: %s | twin ratio %.3g%s\n",
                     v.pass && nf == 0 ? "ok" : "FAIL", ltag.c_str(), eo, eS, eA, en, eo_twin, v.summary().c_str(), vt.max_group_ratio,
                     same.c_str());
@@ -162,12 +251,12 @@ void check_tf32_rounding() {
 // steps of the chunk came out NaN. Printed: whether they equal the kernel's run
 // on the first t* steps bit for bit (the kernel's sums do not depend on later
 // steps' values).
-void check_causal() {
+void check_causal(const std::vector<ChunkedKind>& kinds) {
   const Options paper = preset_options(Preset::paper);
-  for (ChunkedKind kind : {ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32})
+  for (ChunkedKind kind : kinds)
     for (int C : {32, 64})
       for (gpu::ChunkedLayout layout : {gpu::ChunkedLayout::plain, gpu::ChunkedLayout::pipelined}) {
-      if (layout == gpu::ChunkedLayout::pipelined && C != 32) continue;
+      if (layout == gpu::ChunkedLayout::pipelined && (C != 32 || impl::is_scan(kind))) continue;
       ++runs;
       const int t_star = C + 11, T = 2 * C + 8;
       const std::string tag = "causal " + impl::to_string(kind) + " C=" + std::to_string(C) + " T=" + std::to_string(T) +
@@ -256,19 +345,104 @@ std::vector<Case> cases_for(bool quick) {
   return cs;
 }
 
+// The scan kinds' cases: the awkward lengths around one and two chunks, every
+// D, heads past the SM count, the presets (vla-v3 without its ridge, which the
+// form refuses), given and unit-scaled u, the normalize options, the raw readout,
+// an acting den floor, near-collinear keys, long-run drift; and the refusals.
+std::vector<Case> scan_cases_for(bool quick) {
+  std::vector<Case> cs;
+  const Options paper = preset_options(Preset::paper);
+  Options v3 = preset_options(Preset::vla_v3);
+  v3.ridge_every = 0;  // the ridge is refused (below); the rest of vla-v3 runs
+  Options ident = paper;
+  ident.feature_map = FeatureMap::identity;
+  Options unit_u = paper;
+  unit_u.u_unit_scaled = true;
+  Options ridge = preset_options(Preset::vla_v3);
+  auto add = [&](Case c) {
+    c.scan = true;
+    cs.push_back(c);
+  };
+  if (quick) {
+    for (int C : {32, 64}) {
+      add({"scan-paper", 2, C + 1, 3, 64, C, paper});
+      add({"scan-vla-v3-noridge+u", 1, 45, 2, 32, C, v3, ts::Family::gaussian, true});
+      add({"scan-identity", 1, 9, 2, 16, C, ident});
+    }
+    add({"scan-paper-waves", 2, 33, 70, 64, 32, paper});
+    Case r{"scan-ridge-refused", 1, 40, 2, 32, 32, ridge};
+    r.refused = "--ridge-every";
+    add(r);
+    return cs;
+  }
+  for (int C : {32, 64}) {
+    for (int D : {16, 32, 64})
+      for (int T : {1, 2, C - 1, C, C + 1, 2 * C - 1, 2 * C, 2 * C + 1, 1000}) add({"scan-paper", 2, T, 3, D, C, paper});
+    add({"scan-paper", 1, 4096, 2, 64, C, paper});
+    add({"scan-vla-v3-noridge", 2, 1000, 3, 64, C, v3});
+    add({"scan-vla-v3-noridge+u", 2, 300, 3, 64, C, v3, ts::Family::gaussian, true});
+    add({"scan-paper+u", 2, 300, 3, 32, C, paper, ts::Family::gaussian, true});
+    add({"scan-unit-scaled-u", 2, 300, 3, 64, C, unit_u});
+    add({"scan-identity", 2, 300, 3, 64, C, ident});
+    add({"scan-heavy", 2, 300, 3, 64, C, paper, ts::Family::heavy});
+    // B H = 141 and 5: not multiples of anything the stages tile by; 141 > 132 SMs.
+    add({"scan-waves", 3, 2 * C + 5, 47, 64, C, paper});
+    add({"scan-v3-odd-heads", 1, 3 * C - 7, 5, 32, C, v3});
+  }
+  for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
+    Options o = paper;
+    o.normalize = nz;
+    add({"scan-normalize-" + to_string(nz), 2, nz == Normalize::gate ? 12 : 100, 3, 32, 32, o});
+  }
+  Options o = paper;
+  o.readout = Readout::raw;
+  add({"scan-raw", 2, 200, 3, 32, 32, o});
+  o = paper;
+  o.den_floor = 3.0;  // n_t . phi(q_t) grows from ~D at t = 0: the floor acts on the first steps
+  add({"scan-den-floor", 2, 200, 3, 32, 32, o});
+  o = paper;
+  o.delta_floor = 1.0;  // the largest floor the form runs (delta >= 1 in exact arithmetic)
+  add({"scan-delta-floor-1", 2, 200, 3, 32, 64, o});
+  for (double eps : {1e-1, 1e-2, 1e-3}) {
+    add({"scan-collinear-paper eps=" + std::to_string(eps), 1, 1000, 2, 64, 64, paper, ts::Family::gaussian, false, eps});
+    add({"scan-collinear-identity-alt eps=" + std::to_string(eps), 1, 1000, 2, 64, 32, ident, ts::Family::gaussian, false, eps, true});
+  }
+  for (int C : {32, 64}) {
+    Case d{"scan-drift-paper", 1, 4096, 4, 64, C, paper};
+    d.drift = true;
+    add(d);
+    d.name = "scan-drift-vla-v3-noridge";
+    d.opt = v3;
+    add(d);
+  }
+  Case r{"scan-ridge-refused", 1, 100, 2, 32, 32, ridge};
+  r.refused = "--ridge-every";
+  add(r);
+  o = paper;
+  o.delta_floor = 1.6;
+  r = Case{"scan-delta-floor-refused", 1, 100, 2, 32, 32, o};
+  r.refused = "--delta-floor";
+  add(r);
+  return cs;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false;
   int shard = 0, shards = 1;
+  std::string kinds = "all";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
     } else if (!std::strcmp(argv[i], "--shard") && i + 1 < argc && std::sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 &&
                shards >= 1 && shard >= 0 && shard < shards) {
       ++i;
+    } else if (!std::strcmp(argv[i], "--kinds") && i + 1 < argc &&
+               (!std::strcmp(argv[i + 1], "all") || !std::strcmp(argv[i + 1], "carried") || !std::strcmp(argv[i + 1], "scan"))) {
+      kinds = argv[++i];
     } else {
-      std::fprintf(stderr, "test_gpu_chunked_cuda: bad argument '%s' (expected --quick, --shard I/N)\n", argv[i]);
+      std::fprintf(stderr, "test_gpu_chunked_cuda: bad argument '%s' (expected --quick, --shard I/N, --kinds all|carried|scan)\n", argv[i]);
       return 2;
     }
   }
@@ -276,13 +450,25 @@ int main(int argc, char** argv) {
     std::printf("test_gpu_chunked_cuda: no CUDA device visible (or built without CUDA): chunked kernel tests not run\n");
     return 0;
   }
-  if (shard == 0) check_tf32_rounding();
-  if (shard == 0 && !quick) check_causal();  // the full run (the sanitizers run --quick: same code paths, other values)
+  const bool carried = kinds != "scan", scan = kinds != "carried";
+  if (carried && shard == 0) check_tf32_rounding();
+  // The full run (the sanitizers run --quick: same code paths, other values).
+  if (carried && shard == 0 && !quick) check_causal({ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32});
+  if (scan && shard == (shards > 1 ? 1 : 0) && !quick) check_causal({ChunkedKind::scan_fp32, ChunkedKind::scan_bf16});
+  std::vector<Case> cases;
+  if (carried) cases = cases_for(quick);
   std::uint64_t seed = 4242;
   int index = 0;
-  for (const Case& c : cases_for(quick)) {
+  for (const Case& c : cases) {
     ++seed;
     if (index++ % shards == shard) run_case(c, seed);
+  }
+  if (scan) {
+    seed = 9191;
+    for (const Case& c : scan_cases_for(quick)) {
+      ++seed;
+      if (index++ % shards == shard) run_case(c, seed);
+    }
   }
   std::printf("%s: %d of %d chunked kernel runs failed\n", failures ? "FAILED" : "PASSED", failures, runs);
   return failures ? 1 : 0;

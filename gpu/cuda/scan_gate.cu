@@ -1,0 +1,493 @@
+// Stage 1 of the scan form, the gate (scan_gate.cuh says which kernel does what;
+// docs/CHUNKED.md section 8; maths: ref::run_chunked_scan). The features are
+// float, exactly the formulas of core/ (phi, the column norm with its 2^-64
+// rescaling where the sum of squares overflows, sm_delta, readout_den); the gate
+// is double from the Gram matrices on, rounded to float once. Every reduction
+// has a fixed order: a launch's results do not depend on scheduling.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "check.cuh"
+#include "scan_gate.cuh"
+#include "vla/core/formulas.hpp"
+#include "vla/gpu/precision.hpp"
+
+namespace vla::gpu::scan {
+namespace {
+
+constexpr int NT = 256;  // threads per block
+
+__host__ __device__ inline int n_chunks(int T, int C) { return (T + C - 1) / C; }
+__host__ __device__ constexpr int packed_size(int D) { return D * (D + 1) / 2; }
+__host__ __device__ inline int packed_index(int r, int c) { return r * (r + 1) / 2 + c; }  // c <= r
+__host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
+
+// Byte offsets of the gate's scratch buffers.
+struct ScratchLayout {
+  std::size_t m = 0, nsum = 0, phik = 0, u = 0, total = 0;
+};
+__host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
+  const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), steps = std::size_t(B) * T * H * D;
+  ScratchLayout l;
+  l.m = 0;
+  l.nsum = l.m + align256(bh * (N + 1) * std::size_t(packed_size(D)) * sizeof(double));
+  l.phik = l.nsum + align256(bh * N * D * sizeof(float));
+  l.u = l.phik + align256(steps * sizeof(float));
+  l.total = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
+  return l;
+}
+
+struct Scratch {
+  double* M;    // [B H][N + 1][D (D + 1) / 2]: Gamma_{c-1} in slot c, then (in place) M_c
+  float* nsum;  // [B H][N][D]: sigma_c, then (in place) n_c
+  float* phik;  // [B, T, H, D]
+  float* u;     // [B, T, H, D] where u is not k^, else null
+};
+__device__ inline Scratch scratch_of(const GateParams& g) {
+  const bool u_sep = g.u || g.u_unit_scaled;
+  const ScratchLayout l = scratch_layout(g.B, g.T, g.H, g.D, g.C, u_sep);
+  auto* base = static_cast<unsigned char*>(g.scratch);
+  return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), reinterpret_cast<float*>(base + l.phik),
+          u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr};
+}
+
+// Column norm of a vector spread over a group of TPG consecutive lanes (partial
+// sums of squares s of x and t of x 2^-64, each lane's elements in order, then a
+// butterfly): sqrt(s), or where s overflows sqrt(t) 2^64, as ref::col_norm.
+// Every lane of the warp calls it.
+template <int TPG, class F>
+__device__ __forceinline__ F group_norm(F s, F t) {
+#pragma unroll
+  for (int m = TPG / 2; m >= 1; m /= 2) {
+    s += __shfl_xor_sync(0xffffffffu, s, m);
+    t += __shfl_xor_sync(0xffffffffu, t, m);
+  }
+  return isinf(s) ? core::vsqrt(t) * F(0x1p64) : core::vsqrt(s);
+}
+template <int TPG, class F, int PER>
+__device__ __forceinline__ F col_norm(const F (&x)[PER]) {
+  F s = F(0), t = F(0);
+#pragma unroll
+  for (int m = 0; m < PER; ++m) {
+    const F w = x[m] * F(0x1p-64);
+    s = core::vfma(x[m], x[m], s);
+    t = core::vfma(w, w, t);
+  }
+  return group_norm<TPG, F>(s, t);
+}
+
+// ---------------------------------------------------------------------------
+// scan_prep: features, normaliser chunk sums, Gram matrices. Block (chunk c,
+// head bh); NT / C lanes per step, lane s holding the step's entries d = s + TPS m.
+template <class Prec, int D, int C>
+__global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
+  using In = typename Prec::In;
+  constexpr int TPS = NT / C, PER = D / TPS, P = packed_size(D);
+  static_assert(NT % C == 0 && D % TPS == 0, "prep tiles");
+  __shared__ float sphik[C][D], su[C][D];
+  const Scratch sc = scratch_of(g);
+  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C);
+  const int t0 = c * C, len = min(C, g.T - t0);
+  const int tl = threadIdx.x / TPS, s = threadIdx.x % TPS;
+  const bool in = tl < len;
+  const std::size_t o = ((std::size_t(b) * g.T + t0 + (in ? tl : 0)) * g.H + h) * D;
+  const In* q = static_cast<const In*>(g.q);
+  const In* k = static_cast<const In*>(g.k);
+  const In* u = static_cast<const In*>(g.u);
+  float pk[PER], kh[PER], uu[PER];
+#pragma unroll
+  for (int m = 0; m < PER; ++m) {
+    const int d = s + TPS * m;
+    pk[m] = in ? core::phi(Prec::load(k[o + d]), g.elu1) : 0.0f;
+    if (in) {
+      g.out.phiq[o + d] = core::phi(Prec::load(q[o + d]), g.elu1);
+      sc.phik[o + d] = pk[m];
+    }
+  }
+  // k^ = phi(k) / ||phi(k)|| (as is under --normalize none|gate).
+  const float nk = g.normalize_key ? col_norm<TPS>(pk) : 1.0f;
+#pragma unroll
+  for (int m = 0; m < PER; ++m) {
+    kh[m] = in ? (g.normalize_key ? pk[m] / nk : pk[m]) : 0.0f;
+    if (in) g.out.khat[o + s + TPS * m] = kh[m];
+    uu[m] = u ? (in ? Prec::load(u[o + s + TPS * m]) : 0.0f) : kh[m];
+  }
+  if (g.u_unit_scaled) {
+    const float nu = col_norm<TPS>(uu), sqrt_d = core::vsqrt(float(D));
+#pragma unroll
+    for (int m = 0; m < PER; ++m) uu[m] = in ? (uu[m] / nu) / sqrt_d : 0.0f;
+  }
+#pragma unroll
+  for (int m = 0; m < PER; ++m) {
+    const int d = s + TPS * m;
+    if (in && sc.u) sc.u[o + d] = uu[m];
+    sphik[tl][d] = pk[m];
+    su[tl][d] = uu[m];
+  }
+  __syncthreads();
+  // sigma_c = sum of the chunk's phi(k), steps in order.
+  if (threadIdx.x < D) {
+    float sum = 0.0f;
+    for (int t = 0; t < len; ++t) sum = sum + sphik[t][threadIdx.x];
+    sc.nsum[(std::size_t(bh) * N + c) * D + threadIdx.x] = sum;
+  }
+  // Gamma_c = U U^T (double; lower triangle, packed) into slot c + 1; chunk 0 also slot 0 = lambda0 I.
+  double* slots = sc.M + std::size_t(bh) * (N + 1) * P;
+  for (int e = threadIdx.x; e < D * D; e += NT) {
+    const int r = e / D, cc = e % D;
+    if (cc > r) continue;
+    double acc = 0.0;
+    for (int t = 0; t < len; ++t) acc = core::vfma(double(su[t][r]), double(su[t][cc]), acc);
+    slots[std::size_t(c + 1) * P + packed_index(r, cc)] = acc;
+    if (c == 0) slots[packed_index(r, cc)] = r == cc ? g.lambda0 : 0.0;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// scan_prefix: the first m_blocks blocks scan M (one thread per (head, packed
+// entry), slots in order, eight loads in flight), the rest n (one thread per
+// (head, d)).
+__global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
+  const Scratch sc = scratch_of(g);
+  const int N = n_chunks(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  if (int(blockIdx.x) < m_blocks) {
+    const int idx = blockIdx.x * NT + threadIdx.x;
+    if (idx >= BH * P) return;
+    double* base = sc.M + std::size_t(idx / P) * (N + 1) * P + idx % P;
+    double acc = base[0];
+    int c = 1;
+    for (; c + 8 <= N + 1; c += 8) {
+      double v[8];
+#pragma unroll
+      for (int x = 0; x < 8; ++x) v[x] = base[std::size_t(c + x) * P];
+#pragma unroll
+      for (int x = 0; x < 8; ++x) {
+        acc = acc + v[x];
+        base[std::size_t(c + x) * P] = acc;
+      }
+    }
+    for (; c <= N; ++c) {
+      acc = acc + base[std::size_t(c) * P];
+      base[std::size_t(c) * P] = acc;
+    }
+  } else {
+    const int idx = (blockIdx.x - m_blocks) * NT + threadIdx.x;
+    if (idx >= BH * D) return;
+    float* base = sc.nsum + std::size_t(idx / D) * N * D + idx % D;
+    float n = 0.0f;
+    for (int c = 0; c < N; ++c) {
+      const float sigma = base[std::size_t(c) * D];
+      base[std::size_t(c) * D] = n;  // n_c = sum_{j<c} sigma_j
+      n = n + sigma;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Block-level pieces of the gate (double).
+
+// L D L^T of the symmetric n x n matrix (N = n) whose lower triangle load(r, c)
+// gives (c <= r): right-looking, the trailing matrix in registers (thread
+// (r = tid / TPR, s = tid % TPR) holds row r's columns s + TPR m), column j
+// shared through colbuf (double-buffered). Pivot j is pivot(j, a_jj), a_jj the
+// diagonal entry after the steps < j (for M: as is, the square-root-free
+// Cholesky; for I + G: core::sm_delta, the Sherman-Morrison denominators, as
+// ref::ldl_with_floor). L(r, j) = a_rj / pivot_j into Lout[r ldl + j] (r > j),
+// the pivots into piv. One barrier per column, the last at the end. Lout may be
+// the loaded matrix (every entry is read before the first barrier).
+template <int N, class Load, class Pivot>
+__device__ void ldl_block(Load load, double* Lout, int ldl, double* piv, Pivot pivot, double* colbuf) {
+  constexpr int TPR = NT / N, CPT = N / TPR;
+  static_assert(NT % N == 0 && TPR <= 32, "ldl tiles");
+  const int r = threadIdx.x / TPR, s = threadIdx.x % TPR;
+  double a[CPT];
+#pragma unroll
+  for (int m = 0; m < CPT; ++m) {
+    const int cc = s + TPR * m;
+    a[m] = cc <= r ? load(r, cc) : 0.0;
+  }
+  __syncthreads();  // Lout may alias what load reads
+  if (s == 0) colbuf[r] = a[0];  // column 0
+  __syncthreads();
+#pragma unroll 1
+  for (int j = 0; j < N; ++j) {
+    const double* cb = colbuf + (j & 1) * N;
+    const double pj = pivot(j, cb[j]);
+    const double lr = r > j ? cb[r] / pj : 0.0;
+    if (r == j && s == 0) piv[j] = pj;
+#pragma unroll
+    for (int m = 0; m < CPT; ++m) {
+      const int cc = s + TPR * m;
+      if (cc == j && r > j) Lout[r * ldl + j] = lr;
+      if (cc > j && cc <= r) a[m] = core::vfma(-lr, cb[cc], a[m]);
+    }
+    if (j + 1 < N) {
+      double* nb = colbuf + ((j + 1) & 1) * N;
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (s + TPR * m == j + 1 && r >= j + 1) nb[r] = a[m];
+    }
+    __syncthreads();
+  }
+}
+
+// One step of a triangular elimination on a vector held by TPC lanes in
+// registers (x[m] is entry s + TPC m): entry i broadcast from its lane, then
+// x_r -= coef(r) x_i for the entries r that keep(r) selects. Unrolled callers
+// make i a constant, so x stays in registers.
+template <int TPC, int RPT, class Keep, class Coef>
+__device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep keep, Coef coef) {
+  const double xi = __shfl_sync(0xffffffffu, x[i / TPC], i % TPC, TPC);
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) {
+    const int r = s + TPC * m;
+    if (keep(r)) x[m] = core::vfma(-coef(r), xi, x[m]);
+  }
+}
+
+// X (D rows, ld ldx, columns [0, ncols)) <- M^{-1} X with M = L diag(piv) L^T
+// (L unit lower, strict part in L[r ldl + c]): per column, L y = x, y /= piv,
+// L^T z = y. NB columns at a time, NT / NB lanes per column holding rows
+// s + TPC m in registers, x_i broadcast by shuffle: no barrier.
+template <int D, int NB>
+__device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl, const double* piv) {
+  constexpr int TPC = NT / NB, RPT = D / TPC;
+  static_assert(NT % NB == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
+  const int s = threadIdx.x % TPC;
+  for (int c0 = 0; c0 < ncols; c0 += NB) {
+    const int col = c0 + threadIdx.x / TPC;
+    double x[RPT];
+#pragma unroll
+    for (int m = 0; m < RPT; ++m) x[m] = X[(s + TPC * m) * ldx + col];
+#pragma unroll
+    for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
+#pragma unroll
+    for (int m = 0; m < RPT; ++m) x[m] = x[m] / piv[s + TPC * m];
+#pragma unroll
+    for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
+#pragma unroll
+    for (int m = 0; m < RPT; ++m) X[(s + TPC * m) * ldx + col] = x[m];
+  }
+}
+
+// Z = P L^{-T} in place on X's columns [0, C) (D rows, ld ldx), L the unit lower
+// factor of I + G (strict part in LG[t ldg + i]): z_t = p_t - sum_{i<t} L(t, i) z_i.
+// Rows are independent: NT / D lanes per row, columns s + TPR m in registers. No barrier.
+template <int D, int C>
+__device__ void solve_rows_lt(double* X, int ldx, const double* LG, int ldg) {
+  constexpr int TPR = NT / D, CPT = C / TPR;
+  static_assert(NT % D == 0 && TPR <= 32 && C % TPR == 0, "row solve tiles");
+  const int row = threadIdx.x / TPR, s = threadIdx.x % TPR;
+  double z[CPT];
+#pragma unroll
+  for (int m = 0; m < CPT; ++m) z[m] = X[row * ldx + s + TPR * m];
+#pragma unroll
+  for (int i = 0; i < C - 1; ++i) eliminate<TPR>(z, i, s, [&](int t) { return t > i; }, [&](int t) { return LG[t * ldg + i]; });
+#pragma unroll
+  for (int m = 0; m < CPT; ++m) X[row * ldx + s + TPR * m] = z[m];
+}
+
+// Shared-memory plan of the gate kernel (doubles first, then floats).
+template <int D, int C, bool USEP>
+struct GatePlan {
+  static constexpr int R = USEP ? 2 * C : C;  // solve right-hand sides: [U | K], or K (u = k^: P = AK)
+  static constexpr int LDM = D + 1, LDX = R + 1, LDW = USEP ? LDX : C + 1, LDG = C + 1;
+  static constexpr int NMAX = D > C ? D : C;
+  static constexpr int dL = 0, dPivM = dL + D * LDM, dX = dPivM + D, dW = USEP ? dX + C : dX + D * LDX,
+                       dG = USEP ? dX + D * LDX : dW + D * LDW, dPivG = dG + C * LDG, dCol = dPivG + C, dEnd = dCol + 2 * NMAX;
+  static constexpr int fK = 0, fU = fK + C * D, fEnd = fU + (USEP ? C * D : 0);
+  static constexpr int bytes = dEnd * 8 + fEnd * 4;
+  static_assert(C * LDG * 2 >= C * D, "the running normaliser n_t (C x D floats) lives in G's space");
+  static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
+};
+
+// scan_gate: one chunk's gates from M_c (block (chunk c, head bh)).
+template <int D, int C, bool USEP>
+__global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
+  using Pl = GatePlan<D, C, USEP>;
+  constexpr int TPS = NT / C, PER = D / TPS, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, P = packed_size(D);
+  extern __shared__ double smem[];
+  double* L = smem + Pl::dL;
+  double* pivM = smem + Pl::dPivM;
+  double* X = smem + Pl::dX;
+  double* W = smem + Pl::dW;
+  double* G = smem + Pl::dG;
+  double* pivG = smem + Pl::dPivG;
+  double* colbuf = smem + Pl::dCol;
+  float* fl = reinterpret_cast<float*>(smem + Pl::dEnd);
+  float* Kf = fl + Pl::fK;  // [C][D] k^ of the chunk's steps, 0 past len
+  float* Uf = USEP ? fl + Pl::fU : Kf;
+  float* nt = reinterpret_cast<float*>(G);  // [C][D] n_t, before G is formed
+
+  const Scratch sc = scratch_of(g);
+  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C);
+  const int t0 = c * C, len = min(C, g.T - t0), tid = threadIdx.x;
+  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
+
+  // The chunk's k^ (and u), and n_t = n_c + phi(k) of its steps so far (float, in order).
+  for (int e = tid; e < C * D; e += NT) {
+    const int t = e / D, d = e % D;
+    Kf[e] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
+    if constexpr (USEP) Uf[e] = t < len ? sc.u[row_of(t) + d] : 0.0f;
+  }
+  if (g.ratio && tid < D) {
+    float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
+    for (int t = 0; t < len; ++t) {
+      n = n + sc.phik[row_of(t) + tid];
+      nt[t * D + tid] = n;
+    }
+  }
+  __syncthreads();
+  for (int e = tid; e < D * Pl::R; e += NT) {
+    const int d = e / Pl::R, col = e % Pl::R;
+    X[d * LDX + col] = double(USEP ? (col < C ? Uf[col * D + d] : Kf[(col - C) * D + d]) : Kf[col * D + d]);
+  }
+  // Ratio denominators: NT / C lanes per step.
+  if (g.ratio) {
+    const int t = tid / TPS, s = tid % TPS;
+    const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
+    float acc = 0.0f;
+#pragma unroll
+    for (int m = 0; m < PER; ++m) {
+      const int d = s + TPS * m;
+      if (t < len) acc = core::vfma(nt[t * D + d], phiq[d], acc);
+    }
+#pragma unroll
+    for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
+  }
+  // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and nt).
+  const double* Mc = sc.M + (std::size_t(bh) * (N + 1) + c) * P;
+  ldl_block<D>([&](int r, int cc) { return Mc[packed_index(r, cc)]; }, L, Pl::LDM, pivM, [](int, double x) { return x; }, colbuf);
+  // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve).
+  solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
+  __syncthreads();
+  // W = AK (a copy when P = AK), G = U^T P (lower triangle).
+  if constexpr (!USEP)
+    for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
+  for (int e = tid; e < C * C; e += NT) {
+    const int i = e / C, t = e % C;
+    if (t > i) continue;
+    double acc = 0.0;
+#pragma unroll 8
+    for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * D + d]), X[d * LDX + t], acc);
+    G[i * LDG + t] = acc;
+  }
+  __syncthreads();
+  // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
+  const double floor = g.delta_floor;
+  ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
+               [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
+  // Z = P L^{-T} (in place of P).
+  solve_rows_lt<D, C>(X, LDX, G, LDG);
+  __syncthreads();
+  // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
+  for (int e = tid; e < C * C; e += NT) {
+    const int i = e / C, t = e % C;
+    if (t < i) continue;
+    double acc = 0.0;
+#pragma unroll 8
+    for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * D + d]), acc);
+    G[i * LDG + t] = acc / pivG[i];
+  }
+  __syncthreads();
+  // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product).
+  for (int e = tid; e < D * C; e += NT) {
+    const int d = e / C, t = e % C;
+    if (t >= len) continue;
+    double acc = 0.0;
+    for (int i = 0; i <= t; ++i) acc = core::vfma(X[d * LDX + i], G[i * LDG + t], acc);
+    W[d * LDW + t] -= acc;
+  }
+  __syncthreads();
+  // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
+  {
+    const int t = tid / TPS, s = tid % TPS;
+    double w[PER];
+#pragma unroll
+    for (int m = 0; m < PER; ++m) w[m] = t < len ? W[(s + TPS * m) * LDW + t] : 0.0;
+    const double nw = g.normalize_gate ? col_norm<TPS>(w) : 1.0;
+    if (t < len) {
+      float* a = g.out.gate + row_of(t);
+#pragma unroll
+      for (int m = 0; m < PER; ++m) a[s + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
+    }
+  }
+}
+
+// scan_final_A: A = M_N^{-1} (block per head).
+template <int D>
+__global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
+  constexpr int LDM = D + 1, P = packed_size(D);
+  extern __shared__ double smem[];
+  double* L = smem;
+  double* piv = L + D * LDM;
+  double* X = piv + D;
+  double* colbuf = X + D * LDM;
+  const Scratch sc = scratch_of(g);
+  const int bh = blockIdx.x, N = n_chunks(g.T, g.C);
+  for (int e = threadIdx.x; e < D * D; e += NT) X[(e / D) * LDM + e % D] = e / D == e % D ? 1.0 : 0.0;
+  const double* MN = sc.M + (std::size_t(bh) * (N + 1) + N) * P;
+  ldl_block<D>([&](int r, int cc) { return MN[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
+  solve_m<D, D>(X, LDM, D, L, LDM, piv);
+  __syncthreads();
+  for (int e = threadIdx.x; e < D * D; e += NT) g.A[std::size_t(bh) * D * D + e] = float(X[(e / D) * LDM + e % D]);
+}
+template <int D>
+constexpr int final_a_bytes() {
+  return (2 * D * (D + 1) + 3 * D) * 8;
+}
+
+template <class Prec, int D, int C>
+void launch_typed(const GateParams& g, cudaStream_t s) {
+  const int N = n_chunks(g.T, g.C), BH = g.B * g.H, P = packed_size(D);
+  const dim3 grid(N, BH);
+  prep_kernel<Prec, D, C><<<grid, NT, 0, s>>>(g);
+  VLA_CUDA_CHECK(cudaGetLastError());
+  const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = (BH * D + NT - 1) / NT;
+  prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
+  VLA_CUDA_CHECK(cudaGetLastError());
+  auto gate = [&](auto k, int bytes) {
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    k<<<grid, NT, bytes, s>>>(g);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  };
+  if (g.u || g.u_unit_scaled) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
+  else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
+  const auto fa = final_a_kernel<D>;
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, final_a_bytes<D>()));
+  fa<<<BH, NT, final_a_bytes<D>(), s>>>(g);
+  VLA_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class Prec>
+void launch_prec(const GateParams& g, cudaStream_t s) {
+  if (g.D == 64 && g.C == 64) return launch_typed<Prec, 64, 64>(g, s);
+  if (g.D == 64 && g.C == 32) return launch_typed<Prec, 64, 32>(g, s);
+  if (g.D == 32 && g.C == 64) return launch_typed<Prec, 32, 64>(g, s);
+  if (g.D == 32 && g.C == 32) return launch_typed<Prec, 32, 32>(g, s);
+  if (g.D == 16 && g.C == 64) return launch_typed<Prec, 16, 64>(g, s);
+  if (g.D == 16 && g.C == 32) return launch_typed<Prec, 16, 32>(g, s);
+  throw std::invalid_argument("scan gate: (D, C) = (" + std::to_string(g.D) + ", " + std::to_string(g.C) +
+                              ") not supported (D in {16, 32, 64}, C in {32, 64})");
+}
+
+}  // namespace
+
+bool gate_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
+
+std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate) {
+  return scratch_layout(B, T, H, D, C, u_separate).total;
+}
+
+void launch_gate(const GateParams& g, cudaStream_t s) {
+  if (g.B < 1 || g.T < 1 || g.H < 1) throw std::invalid_argument("scan gate: B, T and H must be >= 1");
+  if (g.ratio && !g.out.den) throw std::invalid_argument("scan gate: the ratio readout needs the den buffer");
+  if (g.bf16_io) launch_prec<PrecBf16>(g, s);
+  else launch_prec<PrecFp32>(g, s);
+}
+
+}  // namespace vla::gpu::scan

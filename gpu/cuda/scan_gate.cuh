@@ -1,0 +1,80 @@
+// Stage 1 of the chunk-parallel ("scan") form, the gate (scan_gate.cu;
+// docs/CHUNKED.md section 8; maths: reference/include/vla/reference/chunked_scan.hpp),
+// and the device workspace of a whole scan launch (stage 1 + stage 2,
+// scan_stages.cuh), which the launcher (scan_run.cu) and the benchmark share.
+//
+// Kernels, in order (all launched on one stream; no host synchronisation):
+//   scan_prep   grid (chunk, head): the features of every step in float (phi(k),
+//               k^, u, phi(q)), written out; the chunk's normaliser sum sigma_c
+//               (float, steps in order) and its Gram matrix Gamma_c = U U^T in
+//               double (lower triangle, packed) into slot c + 1 of the M buffer;
+//               chunk 0 writes slot 0 = lambda0 I.
+//   scan_prefix grid over (head, packed entry): M_c = M_{c-1} + Gamma_{c-1} in
+//               place, chunks in order (an inclusive scan of slots 0..N: slot c
+//               is then M_c, slot N is M_N); and over (head, d): n_c = sum_{j<c}
+//               sigma_j (float, j in order) in place of sigma.
+//   scan_gate   grid (chunk, head), the chunks in parallel: L D L^T of M_c
+//               (square-root-free Cholesky, double), P = M_c^{-1} U and
+//               AK = M_c^{-1} K (one solve when u = k^), the in-chunk Woodbury
+//               (G = U^T P, L D L^T of I + G with the sm_delta floor, Z, Y, the
+//               causal W = AK - Z Y) in double, a^ = W / ||W|| rounded to float
+//               once; the ratio denominators of the chunk's steps.
+//   scan_final_A grid (head): A = M_N^{-1} from the L D L^T of M_N, rounded to float.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "scan_stages.cuh"
+#include "vla/core/spec.hpp"
+#include "vla/gpu/fused.hpp"
+
+namespace vla::gpu::scan {
+
+struct GateParams {
+  int B = 0, T = 0, H = 0, D = 0, C = 0;
+  bool bf16_io = false;                               // q, k, u are bf16 bit patterns, else float
+  const void* q = nullptr;                            // [B, T, H, D] input type
+  const void* k = nullptr;
+  const void* u = nullptr;                            // null: u_t = k^_t (then scaled under u_unit_scaled)
+  bool elu1 = true, normalize_key = true, normalize_gate = true, ratio = true, u_unit_scaled = false;
+  double lambda0 = 1.0, delta_floor = 0.0, den_floor = 0.0;
+  float* A = nullptr;                                 // [B, H, D, D] final A = M_N^{-1}
+  GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
+  void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
+};
+
+// The gate's scratch: the M buffer (B H (N + 1) D (D + 1) / 2 doubles), the
+// normaliser sums (B H N D floats), phi(k) and, where u is not k^ (u given or
+// unit-scaled), u ([B, T, H, D] floats each).
+std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);
+// D in {16, 32, 64}, C in {32, 64}.
+bool gate_supported(int D, int C);
+// Launches stage 1 on `s` (four kernels); checks every launch.
+void launch_gate(const GateParams& g, cudaStream_t s);
+
+// The device buffers between and inside the stages for one shape, allocated
+// once (the benchmark reuses one across repeats).
+class Workspace {
+ public:
+  Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ratio);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  GateOut out;
+  void* gate_scratch = nullptr;
+  void* state_scratch = nullptr;
+};
+
+// The stages' parameters for the I/O of a fused-style parameter block (device
+// pointers q, k, v, u in; o, S, A, state_norm out; options from make_params)
+// with the workspace's buffers; bf16_io: q, k, v, u and o are bf16 bit patterns.
+GateParams gate_params(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w);
+StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w);
+// Stage 1 then stage 2 on `s` (no host synchronisation). Throws
+// std::invalid_argument for what the scan form does not run (ridge steps, a
+// pivot floor above 1, an unsupported (D, C)).
+void launch_scan(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w, cudaStream_t s);
+
+}  // namespace vla::gpu::scan

@@ -1,0 +1,110 @@
+// Host side of the chunk-parallel ("scan") form: the workspace between the
+// stages, launch_scan (stage 1, scan_gate.cu, then stage 2, scan_state.cu, on
+// one stream) and run_cuda_scan, the backend of vla::impl::run_chunked for
+// chunked-scan-fp32 and chunked-scan-bf16 (copies in, poisons every output and
+// every buffer between the stages, launches, copies out).
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "../src/chunked_backend.hpp"
+#include "check.cuh"
+#include "device_io.cuh"
+#include "scan_gate.cuh"
+#include "scan_stages.cuh"
+
+namespace vla::gpu {
+namespace scan {
+namespace {
+
+void* poisoned(std::size_t bytes) {
+  void* p = nullptr;
+  VLA_CUDA_CHECK(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+  VLA_CUDA_CHECK(cudaMemset(p, 0xff, bytes == 0 ? 1 : bytes));
+  return p;
+}
+
+}  // namespace
+
+Workspace::Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ratio) {
+  const std::size_t n = std::size_t(B) * T * H * D * sizeof(float);
+  out.khat = static_cast<float*>(poisoned(n));
+  out.phiq = static_cast<float*>(poisoned(n));
+  out.gate = static_cast<float*>(poisoned(n));
+  out.den = ratio ? static_cast<float*>(poisoned(std::size_t(B) * T * H * sizeof(float))) : nullptr;
+  gate_scratch = poisoned(gate_scratch_bytes(B, T, H, D, C, u_separate));
+  state_scratch = poisoned(state_scratch_bytes(B, T, H, D, C));
+}
+
+Workspace::~Workspace() {
+  for (void* p : {static_cast<void*>(out.khat), static_cast<void*>(out.phiq), static_cast<void*>(out.gate), static_cast<void*>(out.den),
+                  gate_scratch, state_scratch})
+    if (p) cudaFree(p);
+}
+
+GateParams gate_params(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w) {
+  GateParams g;
+  g.B = p.B, g.T = p.T, g.H = p.H, g.D = p.D, g.C = C;
+  g.bf16_io = bf16_io;
+  g.q = p.q, g.k = p.k, g.u = p.u;
+  g.elu1 = p.elu1, g.normalize_key = p.normalize_key, g.normalize_gate = p.normalize_gate, g.ratio = p.ratio;
+  g.u_unit_scaled = p.u_unit_scaled;
+  g.lambda0 = lambda0, g.delta_floor = p.delta_floor, g.den_floor = p.den_floor;
+  g.A = p.A;
+  g.out = w.out;
+  if (!p.ratio) g.out.den = nullptr;
+  g.scratch = w.gate_scratch;
+  return g;
+}
+
+StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
+  StateParams s;
+  s.B = p.B, s.T = p.T, s.H = p.H, s.D = p.D, s.C = C;
+  s.bf16_io = bf16_io;
+  s.v = p.v;
+  s.in = w.out;
+  if (!p.ratio) s.in.den = nullptr;
+  s.o = p.o;
+  s.S = p.S;
+  s.state_norm = p.state_norm;
+  s.scratch = w.state_scratch;
+  return s;
+}
+
+void launch_scan(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w, cudaStream_t s) {
+  // As ref::scan_unsupported (the host path checks the Options first; this guards the device-pointer entry).
+  if (p.ridge_every > 0)
+    throw std::invalid_argument("scan form: --ridge-every (" + std::to_string(p.ridge_every) +
+                                ") is not supported: with ridge steps A_t is not the inverse of the prefix sum the form scans");
+  if (p.delta_floor > 1.0)
+    throw std::invalid_argument("scan form: --delta-floor above 1 is not supported (the floor then acts)");
+  if (!gate_supported(p.D, C))
+    throw std::invalid_argument("scan form: (D, C) = (" + std::to_string(p.D) + ", " + std::to_string(C) +
+                                ") not supported (D in {16, 32, 64}, C in {32, 64})");
+  launch_gate(gate_params(p, bf16_io, lambda0, C, w), s);
+  launch_state(state_params(p, bf16_io, C, w), s);
+}
+
+}  // namespace scan
+
+Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKind kind, int C) {
+  if (!impl::is_scan(kind)) throw std::invalid_argument("run_cuda_scan: " + impl::to_string(kind) + " is not a scan kind");
+  DeviceRun run(in, opt);
+  const Dims& d = in.dims;
+  const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
+  scan::launch_scan(run.p, in.bf16, opt.lambda0, C, w, nullptr);
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  return run.outputs();
+}
+
+std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt, int C) {
+  DeviceRun run(in, opt);
+  const Dims& d = in.dims;
+  const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
+  scan::launch_gate(scan::gate_params(run.p, in.bf16, opt.lambda0, C, w), nullptr);
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  return download<float>(w.out.gate, d.qk_size());
+}
+
+}  // namespace vla::gpu
