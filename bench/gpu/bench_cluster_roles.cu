@@ -1,13 +1,17 @@
-// Where kernel v5's step goes (issue 3; reports/gpu/FLOOR.md, "Kernel v5: where
-// the step goes"). Instantiates the cluster kernel (gpu/cuda/cluster_kernel.cuh)
-// with probes of its own (its third template parameter; the shipped kernel's
-// probe records nothing):
+// Where kernel v5's and v6's steps go (issue 3; reports/gpu/FLOOR.md, "Kernel v5:
+// where the step goes", "Kernel v6"). Instantiates the cluster kernel
+// (gpu/cuda/cluster_kernel.cuh) in three layouts (v5: FusedTraitsCluster<D, 2,
+// false>, warp 0 of the A block forms the gate; v6a: a gate warp beside the A
+// block's NT threads; v6: FusedTraitsClusterShipped<D>, the gate warp and a
+// feature warp, no barrier at chunk boundaries; v6a and v6 are checked bit for
+// bit against v5 on the same inputs) with probes of its own (its third template
+// parameter; the shipped kernel's probe records nothing):
 //   * per-step clocks (clock64, lane 0 of every warp of the first head's three
 //     blocks) at the marks of ClusterMark: which block sets the pace, how long
 //     the A block's barrier waits, how long the S blocks wait for a_t, what the
 //     chunk boundaries cost;
-//   * the push variants: kPushLate (a_{t-1} pushed after step t's barrier: same
-//     bits, checked here against the shipped kernel on the same inputs) and
+//   * the push variants, on v6: kPushLate (a_{t-1} pushed after step t's barrier:
+//     same bits, checked here against v5 on the same inputs) and
 //     kPushChunkEnd (timing only: a_t pushed and waited for at each chunk's last
 //     step alone; the other steps use stale gates: the per-step push's cost).
 // fp32, paper preset, B = 1, H = 16, inputs uniform in [-1, 1]; times are the
@@ -140,7 +144,11 @@ double median(std::vector<double> x) {
 // Runs the probed kernel once (after a warm-up) and prints where its steps go.
 template <class Tr, int PUSH>
 void probe(const Problem& pr, const char* name, FILE* csv) {
-  const int T = pr.T, W = Tr::NT / 32;
+  // W: warps per block (stamps); WC: warps holding rows (the S blocks' only ones);
+  // PW: the A block's warp that forms and pushes a_t (v5: 0, v6: the gate warp);
+  // WB: the A block's warps in its per-step barrier (the feature warp, where there
+  // is one, is the last warp: not in it, and it marks no steps).
+  const int T = pr.T, W = Tr::BLOCK / 32, WC = Tr::NT / 32, PW = Tr::GATE_WARP ? WC : 0, WB = WC + (Tr::GATE_WARP ? 1 : 0);
   const std::size_t ns = std::size_t(kBlocks) * W * T * kMarks, ne = std::size_t(kBlocks) * W * 4;
   unsigned long long *ds, *de;
   VLA_CUDA_CHECK(cudaMalloc(&ds, ns * 8));
@@ -165,7 +173,8 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
   for (int b = 0; b < kBlocks; ++b) off[b] = E(b, 0, 0, 0) - E(0, 0, 0, 0);
   const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
   auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
-  std::printf("\n### D = %d, %s: %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name, us, T, ghz, us * 1e3 * ghz);
+  std::printf("\n### D = %d, %s (%s): %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name,
+              Tr::FEATURE_WARP ? "v6, gate and feature warps" : Tr::GATE_WARP ? "v6a, gate warp" : "v5", us, T, ghz, us * 1e3 * ghz);
   // Per block, warps 0 and 1: the segments between marks (cycles), steps away from
   // and at chunk boundaries (t + 1 a multiple of kChunk), steps t_lo .. t_hi.
   static const char* const seg_a[] = {"top->reduced", "reduced->synced", "synced->formed", "formed->pushed", "pushed->end", "end->next top", "period"};
@@ -174,7 +183,8 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
               seg_a[6]);
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int b = 0; b < kBlocks; ++b)
-    for (int w : {0, 1, W - 1}) {
+    for (int w = 0; w < (b == 0 ? WB : WC); ++w) {
+      if (w > 1 && w < WC - 1) continue;  // warps 0, 1 and the last holding rows; the A block's extra warps
       for (int bd = 0; bd < 2; ++bd) {
         std::vector<double> seg[7];
         for (int t = t_lo; t < t_hi; ++t) {
@@ -189,7 +199,7 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
           seg[5].push_back(next - m[6]);
           seg[6].push_back(next - m[0]);
         }
-        std::printf("| %s | %d | %s |", b == 0 ? "A" : (b == 1 ? "S1" : "S2"), w, bd ? "boundary" : "other");
+        std::printf("| %s | %d%s | %s |", b == 0 ? "A" : (b == 1 ? "S1" : "S2"), w, b == 0 && w == PW ? " (gate)" : "", bd ? "boundary" : "other");
         for (auto& x : seg) std::printf(" %.0f (%.0f) |", mean(x), median(x));
         std::printf("\n");
       }
@@ -200,12 +210,12 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
   // and latest release (kMarkSynced), and which warp arrives last.
   {
     std::vector<double> lag_first, lag_last, w0_wait, spread;
-    std::vector<int> last_count(W, 0);
+    std::vector<int> last_count(WB, 0);
     for (int t = t_lo; t < t_hi; ++t) {
       if (boundary(t - 1)) continue;  // a boundary's barriers precede this step's top
       double arr_max = -1e300, arr_min = 1e300, rel_min = 1e300, rel_max = -1e300;
       int last = 0;
-      for (int w = 0; w < W; ++w) {
+      for (int w = 0; w < WB; ++w) {
         const double a = S(0, w, t, ClusterMark::kMarkReduced), r = S(0, w, t, ClusterMark::kMarkSynced);
         if (a > arr_max) arr_max = a, last = w;
         arr_min = std::min(arr_min, a);
@@ -220,16 +230,16 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
     }
     std::printf("A block's per-step barrier (non-boundary steps): arrivals spread %.0f (%.0f) cycles; last arrival -> first release %.0f (%.0f), -> last release %.0f (%.0f); warp 0 waits %.0f (%.0f); last to arrive:",
                 mean(spread), median(spread), mean(lag_first), median(lag_first), mean(lag_last), median(lag_last), mean(w0_wait), median(w0_wait));
-    for (int w = 0; w < W; ++w) std::printf(" w%d %d", w, last_count[w]);
+    for (int w = 0; w < WB; ++w) std::printf(" w%d %d", w, last_count[w]);
     std::printf("\n");
   }
-  // Pace: how far the A block's push of a_t (warp 0, kMarkPushed) precedes each S
+  // Pace: how far the A block's push of a_t (warp PW, kMarkPushed) precedes each S
   // block's arrival at its wait for a_t (kMarkReduced, warp 0), on the A block's clock.
   for (int b = 1; b < kBlocks; ++b) {
     std::vector<double> lead, wait;
     int waited = 0, n = 0;
     for (int t = t_lo; t < t_hi; ++t) {
-      lead.push_back((S(b, 0, t, ClusterMark::kMarkReduced) - off[b]) - S(0, 0, t, ClusterMark::kMarkPushed));
+      lead.push_back((S(b, 0, t, ClusterMark::kMarkReduced) - off[b]) - S(0, PW, t, ClusterMark::kMarkPushed));
       const double wt = S(b, 0, t, ClusterMark::kMarkSynced) - S(b, 0, t, ClusterMark::kMarkReduced);
       wait.push_back(wt);
       waited += wt > 100;
@@ -243,7 +253,7 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
     std::printf("block %d: %.1f cycles/step over steps %d..%d\n", b, (S(b, 0, t_hi, 0) - S(b, 0, t_lo, 0)) / (t_hi - t_lo), t_lo, t_hi);
   if (csv)  // steps 256 .. 319 of every warp, relative to the A block's warp 0 top of step 256
     for (int b = 0; b < kBlocks; ++b)
-      for (int w = 0; w < W; ++w)
+      for (int w = 0; w < (b == 0 ? WB : WC); ++w)
         for (int t = 256; t < std::min(T, 320); ++t) {
           std::fprintf(csv, "%d,%s,%d,%d,%d", Tr::D, name, b, w, t);
           for (int m = 0; m < kMarks; ++m) {
@@ -256,33 +266,47 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
 }
 template <int D>
 void run(int t_time, int t_probe, FILE* csv) {
-  using Tr = gpu::FusedTraitsCluster<D>;
+  using V5 = gpu::FusedTraitsCluster<D, 2, false>;
+  using V6a = gpu::FusedTraitsCluster<D, 2, true, false>;
+  using V6 = gpu::FusedTraitsClusterShipped<D>;
   using gpu::detail::ClusterNoProbe;
   using gpu::detail::kPushAtStep;
   using gpu::detail::kPushLate;
   using gpu::detail::kPushChunkEnd;
-  std::printf("\n## D = %d (B = 1, H = 16, fp32, %d threads per block, 3 blocks per head)\n\n", D, Tr::NT);
+  std::printf("\n## D = %d (B = 1, H = 16, fp32, 3 blocks per head: v5 %d threads per block, v6a %d, v6 %d)\n\n", D, V5::BLOCK,
+              V6a::BLOCK, V6::BLOCK);
   {
     Problem pr(16, t_time, D);
     std::printf("| variant (T = %d, median of 5) | us/step |\n|---|---|\n", t_time);
-    std::printf("| shipped (push at the step) | %.4f |\n", us_per_step<Tr, ClusterNoProbe>(pr));
+    std::printf("| v5 (push at the step) | %.4f |\n", us_per_step<V5, ClusterNoProbe>(pr));
     std::fflush(stdout);
     const auto ref = pr.outputs();
-    std::printf("| push late (a_{t-1} after step t's barrier) | %.4f |\n", us_per_step<Tr, Probe<false, kPushLate>>(pr));
-    std::fflush(stdout);
-    const auto got = pr.outputs();
-    std::printf("| push at chunk ends only (timing only: stale gates) | %.4f |\n", us_per_step<Tr, Probe<false, kPushChunkEnd>>(pr));
-    std::printf("| shipped again | %.4f |\n", us_per_step<Tr, ClusterNoProbe>(pr));
-    std::size_t diff = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) diff += ref[i] != got[i];
-    std::printf("push late against shipped: %zu of %zu output words differ (o, S, A, ||S_t||_F)%s\n", diff, ref.size(),
-                diff == 0 ? ": bit-identical" : ": NOT bit-identical");
+    std::size_t bad = 0;
+    auto compare = [&](const char* what) {
+      const auto x = pr.outputs();
+      std::size_t diff = 0;
+      for (std::size_t i = 0; i < ref.size(); ++i) diff += ref[i] != x[i];
+      bad += diff;
+      std::printf("%s against v5: %zu of %zu output words differ (o, S, A, ||S_t||_F)%s\n", what, diff, ref.size(),
+                  diff == 0 ? ": bit-identical" : ": NOT bit-identical");
+    };
+    std::printf("| v6a (gate warp) | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
+    compare("v6a");
+    std::printf("| v6 (gate and feature warps; shipped) | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
+    compare("v6");
+    std::printf("| v6 push late (a_{t-1} after step t's barrier) | %.4f |\n", us_per_step<V6, Probe<false, kPushLate>>(pr));
+    compare("v6 push late");
+    std::printf("| v6 push at chunk ends only (timing only: stale gates) | %.4f |\n", us_per_step<V6, Probe<false, kPushChunkEnd>>(pr));
+    std::printf("| v5 again | %.4f |\n", us_per_step<V5, ClusterNoProbe>(pr));
+    std::printf("| v6a again | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
+    std::printf("| v6 again | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
+    std::printf("bits: %s\n", bad == 0 ? "every v6 variant equals v5" : "MISMATCH");
     std::fflush(stdout);
   }
   Problem pr(16, t_probe, D);
-  probe<Tr, kPushAtStep>(pr, "shipped push", csv);
-  probe<Tr, kPushLate>(pr, "push late", csv);
-  probe<Tr, kPushChunkEnd>(pr, "push at chunk ends", csv);
+  probe<V5, kPushAtStep>(pr, "push at the step", csv);
+  probe<V6a, kPushAtStep>(pr, "push at the step", csv);
+  probe<V6, kPushAtStep>(pr, "push at the step", csv);
 }
 
 std::vector<int> parse_ints(const char* s) {

@@ -17,12 +17,15 @@ if [ "${1:-run}" = cubins ]; then
   mkdir -p "$dir/old/gpu/cuda"
   cp gpu/cuda/*.cuh "$dir/old/gpu/cuda/"
   git show "$rev:gpu/cuda/cluster_kernel.cuh" > "$dir/old/gpu/cuda/cluster_kernel.cuh" || exit 1
-  for v in old new; do
+  # old: REV's v5 instances; new: the working tree's v5 instances (FusedTraitsCluster<D, 2, false>);
+  # v6: the working tree's shipped instances (FusedTraitsClusterShipped<D>), for their resources.
+  for v in old new v6; do
     inc=$([ $v = old ] && echo "$dir/old/gpu/cuda" || echo "$PWD/gpu/cuda")
+    tr=$([ $v = v6 ] && echo "FusedTraitsClusterShipped<%d>" || { [ $v = new ] && echo "FusedTraitsCluster<%d, 2, false>" || echo "FusedTraitsCluster<%d>"; })
     { echo "#include \"$inc/fused_kernel.cuh\""
       echo "namespace vla::gpu::detail {"
-      for d in 32 64 128; do echo "template void launch_cluster<FusedTraitsCluster<$d>, PrecFp32>(const FusedParams&, cudaStream_t);"; done
-      echo "template void launch_cluster<FusedTraitsCluster<64>, PrecBf16>(const FusedParams&, cudaStream_t);"
+      for d in 32 64 128; do echo "template void launch_cluster<$(printf "$tr" $d), PrecFp32>(const FusedParams&, cudaStream_t);"; done
+      echo "template void launch_cluster<$(printf "$tr" 64), PrecBf16>(const FusedParams&, cudaStream_t);"
       echo "}"; } > "$dir/tu_$v.cu"
     nvcc "${flags[@]}" -Igpu/include -Icore/include -cubin -o "$dir/$v.cubin" "$dir/tu_$v.cu" || exit 1
   done
@@ -58,7 +61,7 @@ if [ -n "${SASS_DIR:-}" ]; then
   # Instructions per kernel (names without the probe argument), then whether the
   # instruction text is the same once names and addresses are dropped.
   for v in old new; do
-    cuobjdump -sass "$SASS_DIR/$v.cubin" | sed 's/NS1_14ClusterNoProbeE//; s/_INTERNAL_[0-9a-f_]*tu_\(old\|new\)_cu_[0-9a-f_]*//g' > "$tmp/sass_$v.txt"
+    cuobjdump -sass "$SASS_DIR/$v.cubin" | sed 's/NS1_14ClusterNoProbeE//; s/ELi2ELb0ELb0EE/ELi2EE/g; s/_INTERNAL_[0-9a-f_]*tu_\(old\|new\)_cu_[0-9a-f_]*//g' > "$tmp/sass_$v.txt"
     awk '/Function :/ {f = $3} /^ *\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\// {n[f]++} END {for (f in n) print n[f], f}' "$tmp/sass_$v.txt" | sort -k2 > "$tmp/sass_count_$v.txt"
   done
   paste "$tmp/sass_count_old.txt" "$tmp/sass_count_new.txt"

@@ -1,5 +1,5 @@
-// Kernel v5 (issue 3; reports/gpu/FLOOR.md): the fused VLA forward pass with the
-// A side and the S side on different SMs of one thread-block cluster per head.
+// Kernels v5 and v6 (issue 3; reports/gpu/FLOOR.md): the fused VLA forward pass
+// with the A side and the S side on different SMs of one thread-block cluster per head.
 // Included by fused_kernel.cuh after the pieces it shares with the one-block
 // kernel (features, input copies, reductions); layout: FusedTraitsCluster
 // (fused_traits.hpp). Same per-element formulas, rounding points and reduction
@@ -33,6 +33,17 @@
 // chunk's row norms: A runs up to 2 chunks ahead. Every wait is a bounded spin:
 // after kSpinLimitNs without progress the kernel prints which wait and traps (a
 // cluster's blocks are co-resident, so this means a bug).
+//
+// v6 (FusedTraitsCluster's GATE_WARP, FEATURE_WARP; the launcher's layout): the
+// A block's step was paced by warp 0, which formed a_t on top of its share of
+// the A update. In v6 the NT threads holding A run only z, delta, g and the A
+// update; a gate warp after them reads z at the same barrier, forms a_t with
+// v5's warp 0's trees and pushes it, and waits for the S blocks' consumption; a
+// feature warp computes the next chunk's k^ and u a few steps at a time between
+// the per-step barriers (the inputs are copied a chunk earlier than in v5) and
+// sums ||S_t||_F, so a chunk boundary costs the A block no barrier. The S blocks
+// have the same extra warps, idle. The same values in the same order: bits equal
+// v5's (bench_cluster_roles checks this, test_gpu_cuda against the twin).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -164,6 +175,7 @@ template <class Tr, class Prec, class Probe>
 __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh) {
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NS = Tr::NS, NW = Tr::NW;
   constexpr int RPW = 32 * R / G;  // rows per warp of the twin's layout (TwinPolicy::sum)
+  constexpr bool GW = Tr::GATE_WARP, FW = Tr::FEATURE_WARP;
   auto& sm = cs.f;
   const int tid = threadIdx.x, c = tid % G, gi = tid / G, T = p.T;
   float MA[R][CW];
@@ -176,7 +188,16 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   const bool owner = c % SPAN == 0;
   const bool u_is_kh = p.u == nullptr && !p.u_unit_scaled;  // u = k^: the gate may come from z
   const bool want_zz = u_is_kh && p.normalize_gate;
-  const bool gate_warp = tid < 32, pusher = gi == 0;  // warp 0 forms a_t; its row group 0 pushes it
+  // v5: warp 0 forms a_t; v6 (GW): the warp after the NT threads, which holds no
+  // rows of A and meets them only at their barriers; its row group 0 pushes a_t.
+  // With FW the next warp (feat_warp) computes features and norms. compute: the
+  // threads holding rows of A. wi: this thread's index among the norms' writers
+  // (v5: the block's threads, v6: the gate warp's lanes, with FW the feature warp's).
+  const bool gate_warp = GW ? tid >= NT && tid < NT + 32 : tid < 32, pusher = GW ? tid - NT < G : gi == 0;
+  const bool feat_warp = FW && tid >= NT + 32;
+  const bool compute = !GW || tid < NT;
+  const int wi = FW ? tid - NT - 32 : GW ? tid - NT : tid;
+  const bool norms_writer = FW ? feat_warp : GW ? gate_warp : true;
   unsigned a_at[NS], full_at[NS];                     // slot 0 of this lane's a segment and of the mbarriers, in S block j
 #pragma unroll
   for (int j = 0; j < NS; ++j) {
@@ -184,19 +205,53 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     full_at[j] = cluster_addr(smem_addr(&cs.full[0]), 1 + j);
   }
   // ||S_t||_F of the steps of chunk ck from the row norms the S blocks sent:
-  // the twin's warps' trees, added in warp order, by threads 0 .. ns-1.
+  // the twin's warps' trees, added in warp order, by the writers wi = 0 .. ns-1.
   auto write_norms = [&](int ck) {
     const int t0 = ck * kChunk, ns = min(kChunk, T - t0);
-    if (tid < ns) {
+    if (norms_writer && wi < ns) {
       float total = 0.0f;
 #pragma unroll 1
-      for (int w = 0; w < NW; ++w) total = total + warp_rows_sum<Tr>(&cs.fr[ck & 3][tid][w * RPW]);
-      p.state_norm[(std::size_t(bh / p.H) * T + t0 + tid) * p.H + bh % p.H] = core::vsqrt(total);
+      for (int w = 0; w < NW; ++w) total = total + warp_rows_sum<Tr>(&cs.fr[ck & 3][wi][w * RPW]);
+      p.state_norm[(std::size_t(bh / p.H) * T + t0 + wi) * p.H + bh % p.H] = core::vsqrt(total);
     }
   };
 
-  feature_vectors<Tr, Prec, NT>(sm, p, 0, min(kChunk, T), gi, c, false);
+  // With FW the inputs of chunk ck + 2 are copied at the start of chunk ck
+  // (into the slots of chunk ck, whose features are done) and the feature warp
+  // computes chunk ck + 1's during chunk ck: chunks 0 and 1 landed here.
+  if constexpr (FW) __pipeline_wait_prior(0);
+  if (compute) feature_vectors<Tr, Prec, NT>(sm, p, 0, min(kChunk, T), gi, c, false);
   __syncthreads();
+  if constexpr (FW) issue_chunk(copy, 2);
+  if constexpr (FW) {
+    if (feat_warp) {
+      const int last = (T - 1) / kChunk;
+      // The feature warp: during chunk ck, the norms of chunk ck - 3 (sent before
+      // the S blocks' arrival for chunk ck - 2, which the gate warp waited for
+      // before the boundary's barrier) and the features of chunk ck + 1 (its
+      // inputs landed before that barrier), then the barrier into chunk ck + 1,
+      // the A block's one barrier per chunk that it joins.
+#pragma unroll 1
+      for (int ck = 0; ck <= last; ++ck) {
+        if (ck >= 3) write_norms(ck - 3);
+        const int t0 = (ck + 1) * kChunk;
+        if (t0 < T) {
+          feature_vectors<Tr, Prec, 32>(sm, p, t0, min(kChunk, T - t0), wi / G, c, false);
+          __syncthreads();
+        }
+      }
+      Probe::edge(1);
+      cg::this_cluster().sync();  // every S block has sent its last row norms
+      for (int ck = last >= 2 ? last - 2 : 0; ck <= last; ++ck) write_norms(ck);
+      return;
+    }
+  }
+  // The per-step barriers of the threads holding A and the gate warp: the block's
+  // (v5, v6a), or with FW a named barrier that leaves the feature warp out.
+  auto a_sync = [] {
+    if constexpr (FW) asm volatile("bar.sync 1, %0;" ::"n"(NT + 32) : "memory");
+    else __syncthreads();
+  };
   const float* const kh_seg = &sm.kh[0][c * CW];
   const float* const u_seg = u_is_kh ? kh_seg : &sm.u[0][c * CW];
   constexpr bool kAhead = CW <= 4;
@@ -224,9 +279,9 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     Probe::mark(kMarkTop, t);
     if constexpr (!kAhead) load_step(t);
     float zrow[R];
-    group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+    if (compute) group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
     Probe::mark(kMarkReduced, t);
-    __syncthreads();  // z visible to the block
+    a_sync();  // z visible to the block
     Probe::mark(kMarkSynced, t);
     if constexpr (Probe::kPush == kPushLate)
       if (gate_warp && pusher && t > 0) push(t - 1, a_late);
@@ -238,11 +293,11 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     const bool ridge = sc.ridge, exact = sc.exact;
     // Quotients by one denominator as TwinPolicy::divide_all: one IEEE reciprocal, then products.
     const float inv_delta = 1.0f / delta;
-    update_a<Prec, R, CW>(MA, zc, zrow, inv_delta, ridge, p.ridge, gi * R, c * CW);
+    if (compute) update_a<Prec, R, CW>(MA, zc, zrow, inv_delta, ridge, p.ridge, gi * R, c * CW);
     float a[CW];
     if (!exact) {  // w = A_t k^ by rows, then its column segments for the gate
-      product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
-      __syncthreads();  // w visible to warp 0 (the next write of w is after the next step's barrier)
+      if (compute) product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
+      a_sync();  // w visible to the gate warp (the next write of w is after the next step's barrier)
       if (gate_warp) gate_from_w<Tr>(&sm.w[c * CW], p.normalize_gate, a);
     } else if (gate_warp) {
       const float scale = p.normalize_gate ? inv_nz : inv_delta;
@@ -259,19 +314,32 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     if constexpr (Probe::kPush == kPushChunkEnd)
       if (gate_warp && pusher && (t & (kChunk - 1)) == kChunk - 1) push(t, a);
     Probe::mark(kMarkPushed, t);
-    if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+    if (FW && t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+      // One barrier, with the feature warp: chunk ca's features visible, chunk ca +
+      // 1's inputs visible to it, and the S blocks' consumption of chunk ca - 2
+      // (the gate warp waits for it before it refills those gate slots) ordered
+      // before its norm sums.
+      const int ca = (t + 1) / kChunk;
+      if (compute) __pipeline_wait_prior(0);  // chunk ca + 1's inputs (this thread's copies) have landed
+      if (gate_warp && ca >= 2)
+        spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
+                   "the S blocks to consume the gate ring");
+      __syncthreads();
+      Probe::mark(kMarkBoundary, t);
+      if (compute) issue_chunk(copy, ca + 2);  // into the slots of chunk ca, whose inputs the feature warp has read
+    } else if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ca = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ca's inputs (this thread's copies) have landed
       // The gate slots of chunk ca are those of chunk ca - 2: every S block must
       // have consumed it (and has then sent the row norms of chunks <= ca - 3).
-      if (tid == 0 && ca >= 2)
+      if (tid == (GW ? NT : 0) && ca >= 2)
         spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
                    "the S blocks to consume the gate ring");
       __syncthreads();
       Probe::mark(kMarkBoundary, t);
       issue_chunk(copy, ca + 1);
       if (ca >= 3) write_norms(ca - 3);
-      feature_vectors<Tr, Prec, NT>(sm, p, t + 1, min(kChunk, T - t - 1), gi, c, false);
+      if (compute) feature_vectors<Tr, Prec, NT>(sm, p, t + 1, min(kChunk, T - t - 1), gi, c, false);
       __syncthreads();
     }
     Probe::mark(kMarkEnd, t);
@@ -284,7 +352,16 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   cg::this_cluster().sync();  // every S block has sent its last row norms
   const int last = (T - 1) / kChunk;
   for (int ck = last >= 2 ? last - 2 : 0; ck <= last; ++ck) write_norms(ck);
-  write_rows<D, R, CW>(MA, p.A + std::size_t(bh) * D * D + std::size_t(gi * R) * D + c * CW);
+  if (compute) write_rows<D, R, CW>(MA, p.A + std::size_t(bh) * D * D + std::size_t(gi * R) * D + c * CW);
+}
+
+// A barrier of an S block's NT threads: the block's where it has no gate warp
+// (v5), else a named barrier of those threads (the S blocks' extra warp of v6
+// idles: it waits at the cluster's last barrier only).
+template <class Tr>
+__device__ __forceinline__ void s_block_sync() {
+  if constexpr (Tr::GATE_WARP) asm volatile("bar.sync 1, %0;" ::"n"(Tr::NT) : "memory");
+  else __syncthreads();
 }
 
 // S block j (cluster rank 1 + j): rows j D / NS .. (j + 1) D / NS - 1 of S.
@@ -315,9 +392,9 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
     const int ns = min(kChunk, T - t0);
     if (t0 >= 2 * kChunk) write_o<Tr, Prec, NT>(sm, p, t0 / kChunk - 2, base, stride, r0, ROWS, tid);
     feature_vectors<Tr, Prec, NT>(sm, p, t0, ns, gi, c, true);
-    __syncthreads();
+    s_block_sync<Tr>();
     if (gi == 0) scan_n<Tr, Prec>(sm, ns, c, n);
-    __syncthreads();
+    s_block_sync<Tr>();
     if (p.ratio) ratio_dens<Tr, Prec, NT>(sm, p, t0, ns, gi, c);
   };
   features(0);
@@ -370,7 +447,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
     if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ck = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ck's inputs (this thread's copies) have landed
-      __syncthreads();  // every thread of the block is done with the gates and the inputs of chunks < ck
+      s_block_sync<Tr>();  // every thread of the block is done with the gates and the inputs of chunks < ck
       Probe::mark(kMarkBoundary, t);
       if (tid < kChunk && (Probe::kPush != kPushChunkEnd || tid == kChunk - 1)) mbar_arm(&cs.full[((ck + 1) * kChunk + tid) & (kRing - 1)], D * 4);  // the slots of chunk ck + 1 (those of chunk ck - 1)
       issue_chunk(copy, ck + 1);
@@ -400,7 +477,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
       st_cluster(fr_at + unsigned(((T - 1) & (4 * kChunk - 1)) * D) * 4u, red[1]);
     }
   }
-  __syncthreads();
+  s_block_sync<Tr>();
   const int last = (T - 1) / kChunk;
   if (last >= 1) write_o<Tr, Prec, NT>(sm, p, last - 1, base, stride, r0, ROWS, tid);
   write_o<Tr, Prec, NT>(sm, p, last, base, stride, r0, ROWS, tid);
@@ -409,7 +486,7 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
 }
 
 template <class Tr, class Prec, class Probe = ClusterNoProbe>
-__global__ void __launch_bounds__(Tr::NT, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
+__global__ void __launch_bounds__(Tr::BLOCK, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
   static_assert(Tr::NT >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
   static_assert(kRing <= Tr::NT, "one thread per ring slot initialises its mbarrier");
   extern __shared__ __align__(16) unsigned char vla_smem[];
@@ -437,7 +514,8 @@ __global__ void __launch_bounds__(Tr::NT, 1) vla_fused_cluster_kernel(const __gr
   __pipeline_wait_prior(kChunk);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
   if (rank == 0) cluster_a_block<Tr, Prec, Probe>(cs, p, copy, bh);
-  else cluster_s_block<Tr, Prec, Probe>(cs, p, copy, bh, rank - 1, base, stride);
+  else if (!Tr::GATE_WARP || tid < Tr::NT) cluster_s_block<Tr, Prec, Probe>(cs, p, copy, bh, rank - 1, base, stride);
+  else cluster.sync();  // v6: the S blocks' extra warp (the S block's own last barrier)
   __pipeline_wait_prior(0);  // no copy may outlive the block
 }
 
@@ -458,7 +536,7 @@ template <class Tr, class Prec>
 cudaLaunchConfig_t cluster_config(long long heads, cudaStream_t stream, cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(heads * Tr::CLUSTER), 1, 1);
-  cfg.blockDim = dim3(Tr::NT, 1, 1);
+  cfg.blockDim = dim3(Tr::BLOCK, 1, 1);
   cfg.dynamicSmemBytes = cluster_smem_bytes<Tr, Prec>();
   cfg.stream = stream;
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -505,7 +583,7 @@ KernelInfo cluster_kernel_info() {
   VLA_CUDA_CHECK(cudaFuncGetAttributes(&attr, vla_fused_cluster_kernel<Tr, Prec>));
   ensure_cluster_smem_limit<Tr, Prec>();
   KernelInfo k;
-  k.threads = Tr::NT;
+  k.threads = Tr::BLOCK;
   k.registers = attr.numRegs;
   k.shared_bytes = cluster_smem_bytes<Tr, Prec>();
   k.local_bytes = static_cast<int>(attr.localSizeBytes);

@@ -717,7 +717,7 @@ __global__ void __launch_bounds__(block_threads<Tr>(), Tr::MIN_BLOCKS) vla_fused
 
 }  // namespace vla::gpu::detail
 
-#include "cluster_kernel.cuh"  // kernel v5: the cluster layout (uses the pieces above)
+#include "cluster_kernel.cuh"  // kernels v5 and v6: the cluster layout (uses the pieces above)
 
 namespace vla::gpu::detail {
 
@@ -772,21 +772,21 @@ bool many_heads(const FusedParams& p) {
   return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
 }
 
-// Whether launch p at head dimension D runs the cluster layout (kernel v5):
+// Whether launch p at head dimension D runs the cluster layout (kernel v6):
 // asked for, or (automatic) its B*H clusters run at once (one wave); beyond, the
 // choice of many_heads.
 template <int D, class Prec>
 bool cluster_layout(const FusedParams& p) {
   if (p.layout == FusedLayout::cluster) return true;
   if (p.layout != FusedLayout::automatic) return false;
-  return static_cast<long long>(p.B) * p.H <= cluster_wave<FusedTraitsCluster<D>, Prec>();
+  return static_cast<long long>(p.B) * p.H <= cluster_wave<FusedTraitsClusterShipped<D>, Prec>();
 }
 
 // Launches the kernel for head dimension D and precision Prec in the layout
 // cluster_layout, else many_heads, chooses.
 template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
-  if (cluster_layout<D, Prec>(p)) return launch_cluster<FusedTraitsCluster<D>, Prec>(p, stream);
+  if (cluster_layout<D, Prec>(p)) return launch_cluster<FusedTraitsClusterShipped<D>, Prec>(p, stream);
   if constexpr (FusedTraits<D>::SPLIT)
     if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
   launch_layout<FusedTraits<D>, Prec>(p, stream);
@@ -810,7 +810,7 @@ KernelInfo kernel_info_layout() {
 // The kernel that launch p runs: its resources and its layout.
 template <int D, class Prec>
 KernelInfo kernel_info_typed(const FusedParams& p) {
-  if (cluster_layout<D, Prec>(p)) return cluster_kernel_info<FusedTraitsCluster<D>, Prec>();
+  if (cluster_layout<D, Prec>(p)) return cluster_kernel_info<FusedTraitsClusterShipped<D>, Prec>();
   if constexpr (FusedTraits<D>::SPLIT) {
     if (many_heads<D, Prec>(p)) {
       KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();
