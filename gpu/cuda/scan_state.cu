@@ -13,7 +13,9 @@
 //       over chunks: a thread holds E consecutive entries of one row of S in
 //       registers. Per chunk, with the chunk's a^, phi(q), kt, vt, den staged in
 //       shared memory (cp.async, double-buffered: the next chunk's loads overlap
-//       this chunk's work):
+//       this chunk's work), phases A, B over sub-chunks of 32 steps, then C, D
+//       likewise (the partial sums' records hold one sub-chunk), U steps'
+//       operands loaded into registers before any is used:
 //         A  partial dot products of each row of S_c with kt_t over the thread's
 //            columns, all t of the chunk;
 //         B  r_t,i = vt_t,i - (sum of the row's partials, slices in order);
@@ -76,7 +78,7 @@ __device__ __forceinline__ std::size_t row_index(int b, int t, int h, int T, int
 
 template <int D, int C>
 constexpr std::size_t prep_smem_bytes() {
-  return (3 * static_cast<std::size_t>(C) * (D + 1) + static_cast<std::size_t>(C) * (C + 1)) * sizeof(float);
+  return (3 * static_cast<std::size_t>(C) * (D + 1) + static_cast<std::size_t>(C) * (C + 4)) * sizeof(float);
 }
 
 template <int D, int C, bool BF16>
@@ -84,9 +86,9 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
                                                               float* __restrict__ vt_out) {
   static_assert(C % 16 == 0, "C must be a multiple of 16");
   constexpr int LD = D + 1;  // odd stride: a warp reading 16 rows at one column hits 16 banks
-  constexpr int LT = C + 1;
-  extern __shared__ float smem[];
-  float* As = smem;          // a^_t rows
+  constexpr int LT = C + 4;   // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
+  extern __shared__ __align__(16) float psmem[];
+  float* As = psmem;         // a^_t rows
   float* Ks = As + C * LD;   // k^_t rows, then kt_t in place
   float* Vs = Ks + C * LD;   // v_t rows, then vt_t in place
   float* Tm = Vs + C * LD;   // T(i, t), i < t
@@ -147,14 +149,33 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
   }
   __syncthreads();
 
-  // Forward substitution, one column of K or V per thread: x_t = x_t - sum_{i<t} x_i T(i,t).
+  // Forward substitution, one column of K or V per thread: x_t = x_t - sum_{i<t} x_i T(i,t),
+  // i in order. Four steps at a time: the terms i < tb for x_tb..x_tb+3 (one load of x_i
+  // and one of T(i, tb..tb+3) for four FMAs), then the terms tb <= i < t; for each x_t
+  // that is the same sequence of FMAs as one step at a time.
   for (int col = threadIdx.x; col < 2 * D; col += kThreads) {
     float* X = col < D ? Ks : Vs;
     const int j = col < D ? col : col - D;
-    for (int t = 1; t < cc; ++t) {
-      float x = X[t * LD + j];
-      for (int i = 0; i < t; ++i) x = fmaf(-Tm[i * LT + t], X[i * LD + j], x);
-      X[t * LD + j] = x;
+    for (int tb = 0; tb < cc; tb += 4) {
+      float x[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
+#pragma unroll 4
+      for (int i = 0; i < tb; ++i) {
+        const float xi = X[i * LD + j];
+        const float4 tv = *reinterpret_cast<const float4*>(Tm + i * LT + tb);
+        x[0] = fmaf(-tv.x, xi, x[0]);
+        x[1] = fmaf(-tv.y, xi, x[1]);
+        x[2] = fmaf(-tv.z, xi, x[2]);
+        x[3] = fmaf(-tv.w, xi, x[3]);
+      }
+#pragma unroll
+      for (int k = 1; k < 4; ++k)
+#pragma unroll
+        for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
     }
   }
   __syncthreads();
@@ -191,32 +212,40 @@ __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
   }
 }
 
+// A pass block: G rows of S, each in SL = D / E slices of E columns, one thread
+// per slice. Partial sums pass through shared records, one per (step, row) of a
+// sub-chunk of CS steps; U steps at a time are loaded into registers before any
+// is computed or stored (a store to shared memory keeps later loads behind it).
 template <int D, int C, int G, int E>
 struct PassShape {
-  static constexpr int SL = D / E;             // slices of a row
-  static constexpr int NT = G * SL;            // threads
-  static constexpr int PS = SL + 4;            // record stride of the r partials (floats; padded against bank conflicts)
-  static constexpr int YS = 2 * SL + 4;        // record stride of the (y, ||row||^2) partials
+  static constexpr int SL = D / E;                 // slices of a row
+  static constexpr int NT = G * SL;                // threads
+  static constexpr int CS = C < 32 ? C : 32;       // steps per sub-chunk of partial records
+  static constexpr int U = E >= 8 ? 4 : (E == 4 ? 8 : 16);  // steps loaded at once
+  static constexpr int PS = SL + 4;                // record stride of the r partials (floats; padded against bank conflicts)
+  static constexpr int YS = 2 * SL + 4;            // record stride of the (y, ||row||^2) partials
   static constexpr std::size_t buf_floats = 3 * static_cast<std::size_t>(C) * D + C * G + C;
-  static constexpr std::size_t fixed_floats = static_cast<std::size_t>(C) * G * YS + 2 * C * G;
+  static constexpr std::size_t rec_floats = static_cast<std::size_t>(CS) * G * (PS > YS ? PS : YS);
+  static constexpr std::size_t fixed_floats = rec_floats + 2 * C * G;
   static constexpr int NBUF = (2 * buf_floats + fixed_floats) * sizeof(float) <= 200 * 1024 ? 2 : 1;
   static constexpr std::size_t smem_bytes = (NBUF * buf_floats + fixed_floats) * sizeof(float);
-  static_assert(NT == kThreads, "a pass block is 128 threads");
-  static_assert(SL % 4 == 0 && D % E == 0, "slices of whole float4 records");
+  static_assert(SL % 4 == 0 && D % E == 0 && C % CS == 0 && CS % U == 0, "whole records, sub-chunks and batches");
+  static_assert(NT % (D / 4) == 0 && NT >= C, "loads by whole rows; one thread per step for the norm partials");
 };
 
 template <int D, int C, int G, int E, bool BF16>
-__global__ void __launch_bounds__(kThreads, 1) state_pass_kernel(StateParams p, int n_chunks, const float* __restrict__ kt_in,
-                                                                 const float* __restrict__ vt_in, float* __restrict__ part) {
+__global__ void __launch_bounds__(PassShape<D, C, G, E>::NT, 1)
+    state_pass_kernel(StateParams p, int n_chunks, const float* __restrict__ kt_in, const float* __restrict__ vt_in,
+                      float* __restrict__ part) {
   using Sh = PassShape<D, C, G, E>;
-  constexpr int SL = Sh::SL, PS = Sh::PS, YS = Sh::YS, NBUF = Sh::NBUF;
+  constexpr int SL = Sh::SL, NT = Sh::NT, CS = Sh::CS, U = Sh::U, PS = Sh::PS, YS = Sh::YS, NBUF = Sh::NBUF;
   constexpr int NG = D / G;      // row groups of a head
   constexpr int NGMAX = D / 8;   // the partials' stride (scratch_layout)
   extern __shared__ __align__(16) float smem[];
-  float* bufs = smem;                                    // NBUF x {As, Qs, Ks, Vs, Ds}
-  float* YN = smem + NBUF * Sh::buf_floats;              // C*G records: r partials (stride PS) or (y, n) partials (stride YS)
-  float* R = YN + static_cast<std::size_t>(C) * G * YS;  // r_t,i of the chunk
-  float* NR = R + C * G;                                 // rows' squared norms
+  float* bufs = smem;                        // NBUF x {As, Qs, Ks, Vs, Ds}
+  float* REC = smem + NBUF * Sh::buf_floats;  // CS*G records: r partials (stride PS) or (y, n) partials (stride YS)
+  float* R = REC + Sh::rec_floats;            // r_t,i of the chunk
+  float* NR = R + C * G;                      // rows' squared norms of the chunk
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / NG, grp = blockIdx.x % NG;
@@ -227,33 +256,37 @@ __global__ void __launch_bounds__(kThreads, 1) state_pass_kernel(StateParams p, 
   const int i_row = grp * G + row;
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
   const bool ratio = p.in.den != nullptr;
+  const std::size_t step_stride = static_cast<std::size_t>(H) * D;  // floats between steps of [B, T, H, D]
 
-  auto As_of = [&](int buf) { return bufs + buf * Sh::buf_floats; };
   auto load_chunk = [&](int c, int buf) {
-    float* As = As_of(buf);
+    float* As = bufs + buf * Sh::buf_floats;
     float* Qs = As + C * D;
     float* Ks = Qs + C * D;
     float* Vs = Ks + C * D;
     float* Ds = Vs + C * G;
     const int t0 = c * C, cc = min(C, T - t0);
-    constexpr int Q = D / 4;  // 16-byte pieces of a row
-    for (int e = tid; e < cc * Q; e += kThreads) {
-      const int t = e / Q, q = e % Q;
-      const std::size_t g = row_index(b, t0 + t, h, T, H) * D + 4 * q;
-      __pipeline_memcpy_async(As + t * D + 4 * q, p.in.gate + g, 16);
-      __pipeline_memcpy_async(Qs + t * D + 4 * q, p.in.phiq + g, 16);
+    constexpr int Q = D / 4;      // 16-byte pieces of a row
+    constexpr int RS = NT / Q;    // rows per sweep of the block
+    {
+      const int q4 = tid % Q;
+      int t = tid / Q;
+      const std::size_t g0 = row_index(b, t0 + t, h, T, H) * D + 4 * q4;
+      const float* ga = p.in.gate + g0;
+      const float* gq = p.in.phiq + g0;
+      for (; t < cc; t += RS, ga += RS * step_stride, gq += RS * step_stride) {
+        __pipeline_memcpy_async(As + t * D + 4 * q4, ga, 16);
+        __pipeline_memcpy_async(Qs + t * D + 4 * q4, gq, 16);
+      }
     }
     const float* kt = kt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
-    for (int e = tid; e < cc * Q; e += kThreads) __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
-    const float* vt = vt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D + grp * G;
+    for (int e = tid; e < cc * Q; e += NT) __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
     constexpr int QG = G / 4;
-    for (int e = tid; e < cc * QG; e += kThreads) {
+    for (int e = tid; e < cc * QG; e += NT) {
       const int t = e / QG, q = e % QG;
-      __pipeline_memcpy_async(Vs + t * G + 4 * q, vt + static_cast<std::size_t>(t) * D + 4 * q, 16);
+      const float* vt = vt_in + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + 4 * q;
+      __pipeline_memcpy_async(Vs + t * G + 4 * q, vt, 16);
     }
-    if (ratio) {
-      for (int t = tid; t < cc; t += kThreads) __pipeline_memcpy_async(Ds + t, p.in.den + row_index(b, t0 + t, h, T, H), 4);
-    }
+    if (ratio && tid < cc) __pipeline_memcpy_async(Ds + tid, p.in.den + row_index(b, t0 + tid, h, T, H), 4);
     __pipeline_commit();
   };
 
@@ -276,81 +309,100 @@ __global__ void __launch_bounds__(kThreads, 1) state_pass_kernel(StateParams p, 
       __pipeline_wait_prior(0);
     }
     __syncthreads();
-    const float* As = As_of(buf);
+    const float* As = bufs + buf * Sh::buf_floats;
     const float* Qs = As + C * D;
     const float* Ks = Qs + C * D;
     const float* Vs = Ks + C * D;
     const float* Ds = Vs + C * G;
     const int t0 = c * C, cc = min(C, T - t0);
 
-    // A: the row's partial dot products with kt_t over this thread's columns.
-#pragma unroll 4
-    for (int t = 0; t < cc; ++t) {
-      float k[E];
-      lds<E>(k, Ks + t * D + j0);
-      float acc = 0.0f;
+    // r of the chunk from the state entering it, a sub-chunk of records at a time.
+    for (int sb = 0; sb < cc; sb += CS) {
+      const int se = min(cc, sb + CS);
+      // A: the row's partial dot products with kt_t over this thread's columns.
+      for (int tb = sb; tb < se; tb += U) {
+        float k[U][E];
 #pragma unroll
-      for (int e = 0; e < E; ++e) acc = fmaf(s[e], k[e], acc);
-      YN[(t * G + row) * PS + sl] = acc;
-    }
-    __syncthreads();
-    // B: r_t,i = vt_t,i - (S_c kt_t)_i, the slices summed in order.
-    for (int pr = tid; pr < cc * G; pr += kThreads) {
-      float x[SL];
-      lds<SL>(x, YN + pr * PS);
-      float acc = x[0];
+        for (int u = 0; u < U; ++u) lds<E>(k[u], Ks + (tb + u) * D + j0);
 #pragma unroll
-      for (int q = 1; q < SL; ++q) acc += x[q];
-      R[pr] = Vs[pr] - acc;
-    }
-    __syncthreads();
-    // C: the steps, t in order.
-#pragma unroll 4
-    for (int t = 0; t < cc; ++t) {
-      const float r = R[t * G + row];
-      float a[E], q[E];
-      lds<E>(a, As + t * D + j0);
-      lds<E>(q, Qs + t * D + j0);
-      float y = 0.0f, n = 0.0f;
+        for (int u = 0; u < U; ++u) {
+          float acc = 0.0f;
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        s[e] = core::state_entry(s[e], r, a[e]);
-        y = fmaf(s[e], q[e], y);
-        n = fmaf(s[e], s[e], n);
+          for (int e = 0; e < E; ++e) acc = fmaf(s[e], k[u][e], acc);
+          REC[((tb - sb + u) * G + row) * PS + sl] = acc;  // rows past cc: records never read
+        }
       }
-      *reinterpret_cast<float2*>(YN + (t * G + row) * YS + 2 * sl) = make_float2(y, n);
-    }
-    __syncthreads();
-    // D: y_t,i and the rows' squared norms, slices in order; o = y / den.
-    for (int pr = tid; pr < cc * G; pr += kThreads) {
-      float x[2 * SL];
-      lds<2 * SL>(x, YN + pr * YS);
-      float y = x[0], n = x[1];
+      __syncthreads();
+      // B: r_t,i = vt_t,i - (S_c kt_t)_i, the slices summed in order.
+      for (int pr = tid; pr < (se - sb) * G; pr += NT) {
+        float x[SL];
+        lds<SL>(x, REC + pr * PS);
+        float acc = x[0];
 #pragma unroll
-      for (int q = 1; q < SL; ++q) {
-        y += x[2 * q];
-        n += x[2 * q + 1];
+        for (int q = 1; q < SL; ++q) acc += x[q];
+        R[sb * G + pr] = Vs[sb * G + pr] - acc;
       }
-      const int t = pr / G, rr = pr % G;
-      const float o = ratio ? y / Ds[t] : y;
-      const std::size_t g = row_index(b, t0 + t, h, T, H) * D + grp * G + rr;
-      if constexpr (BF16) {
-        static_cast<std::uint16_t*>(p.o)[g] = core::bf16_bits_rne(o);
-      } else {
-        static_cast<float*>(p.o)[g] = o;
-      }
-      NR[pr] = n;
+      __syncthreads();
     }
-    __syncthreads();
+    // The steps, t in order, a sub-chunk of records at a time.
+    for (int sb = 0; sb < cc; sb += CS) {
+      const int se = min(cc, sb + CS);
+      // C: S_ij = fma(r_t,i, a^_t,j, S_ij); partial y and ||row||^2 over this thread's columns.
+      for (int tb = sb; tb < se; tb += U) {
+        float a[U][E], q[U][E], r[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          lds<E>(a[u], As + (tb + u) * D + j0);
+          lds<E>(q[u], Qs + (tb + u) * D + j0);
+          r[u] = R[(tb + u) * G + row];
+        }
+        const int live = se - tb;  // steps of this batch that exist (>= U but in a short last chunk)
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (u < live) {
+            float y = 0.0f, n = 0.0f;
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+              s[e] = core::state_entry(s[e], r[u], a[u][e]);
+              y = fmaf(s[e], q[u][e], y);
+              n = fmaf(s[e], s[e], n);
+            }
+            *reinterpret_cast<float2*>(REC + ((tb - sb + u) * G + row) * YS + 2 * sl) = make_float2(y, n);
+          }
+        }
+      }
+      __syncthreads();
+      // D: y_t,i and the rows' squared norms, slices in order; o = y / den.
+      for (int pr = tid; pr < (se - sb) * G; pr += NT) {
+        float x[2 * SL];
+        lds<2 * SL>(x, REC + pr * YS);
+        float y = x[0], n = x[1];
+#pragma unroll
+        for (int q = 1; q < SL; ++q) {
+          y += x[2 * q];
+          n += x[2 * q + 1];
+        }
+        const int t = sb + pr / G, rr = pr % G;
+        const float o = ratio ? y / Ds[t] : y;
+        const std::size_t g = row_index(b, t0 + t, h, T, H) * D + grp * G + rr;
+        if constexpr (BF16) {
+          static_cast<std::uint16_t*>(p.o)[g] = core::bf16_bits_rne(o);
+        } else {
+          static_cast<float*>(p.o)[g] = o;
+        }
+        NR[sb * G + pr] = n;
+      }
+      __syncthreads();
+    }
     // E: the block's partial ||S_t||_F^2, rows in order.
-    for (int t = tid; t < cc; t += kThreads) {
-      float acc = NR[t * G];
+    if (tid < cc) {
+      float acc = NR[tid * G];
 #pragma unroll
-      for (int rr = 1; rr < G; ++rr) acc += NR[t * G + rr];
-      part[(static_cast<std::size_t>(bh) * T + t0 + t) * NGMAX + grp] = acc;
+      for (int rr = 1; rr < G; ++rr) acc += NR[tid * G + rr];
+      part[(static_cast<std::size_t>(bh) * T + t0 + tid) * NGMAX + grp] = acc;
     }
-    // The next iteration's loads into this buffer and its writes of YN and NR
-    // come after the barrier that follows its wait.
+    // The next iteration's loads into this buffer and its writes of REC, R and NR
+    // come after the barriers that follow.
   }
 
   float* S = p.S + (static_cast<std::size_t>(bh) * D + i_row) * D + j0;
@@ -377,7 +429,7 @@ __global__ void state_norm_kernel(const float* __restrict__ part, float* __restr
 // ---------------------------------------------------------------- launch
 
 template <int D, int C, int G, int E, bool BF16>
-void launch_typed(const StateParams& p, cudaStream_t s) {
+void launch_typed(const StateParams& p, cudaStream_t s, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
   auto* base = static_cast<char*>(p.scratch);
   auto* kt = reinterpret_cast<float*>(base + l.kt);
@@ -386,48 +438,56 @@ void launch_typed(const StateParams& p, cudaStream_t s) {
   const int n_chunks = (p.T + C - 1) / C;
   const int bh = p.B * p.H;
 
-  constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(prep_smem)));
-  state_prep_kernel<D, C, BF16><<<static_cast<unsigned>(static_cast<std::size_t>(bh) * n_chunks), kThreads, prep_smem, s>>>(
-      p, n_chunks, kt, vt);
-  VLA_CUDA_CHECK(cudaGetLastError());
-
-  using Sh = PassShape<D, C, G, E>;
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, G, E, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(Sh::smem_bytes)));
-  state_pass_kernel<D, C, G, E, BF16>
-      <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * (D / G)), kThreads, Sh::smem_bytes, s>>>(p, n_chunks, kt, vt, part);
-  VLA_CUDA_CHECK(cudaGetLastError());
-
-  const std::size_t total = static_cast<std::size_t>(bh) * p.T;
-  state_norm_kernel<<<static_cast<unsigned>((total + 255) / 256), 256, 0, s>>>(part, p.state_norm, p.B, p.T, p.H, D / G, D / 8);
-  VLA_CUDA_CHECK(cudaGetLastError());
+  if (parts & kPrep) {
+    constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(prep_smem)));
+    state_prep_kernel<D, C, BF16>
+        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * n_chunks), kThreads, prep_smem, s>>>(p, n_chunks, kt, vt);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if (parts & kPass) {
+    using Sh = PassShape<D, C, G, E>;
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, G, E, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(Sh::smem_bytes)));
+    state_pass_kernel<D, C, G, E, BF16>
+        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * (D / G)), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, kt, vt, part);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if (parts & kNorm) {
+    const std::size_t total = static_cast<std::size_t>(bh) * p.T;
+    state_norm_kernel<<<static_cast<unsigned>((total + 255) / 256), 256, 0, s>>>(part, p.state_norm, p.B, p.T, p.H, D / G, D / 8);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
+// The configurations built: 8 rows of D/16 columns per thread (every D), and for
+// D = 64 also 8 rows of 2 columns (256 threads) and 16 rows of 8 columns.
 template <int D, int C, bool BF16>
-void launch_rows(const StateParams& p, cudaStream_t s, int rows) {
-  if (rows == 8) return launch_typed<D, C, 8, D / kSlices, BF16>(p, s);
+void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
+  if (cfg.rows == 8 && cfg.elems == D / kSlices) return launch_typed<D, C, 8, D / kSlices, BF16>(p, s, parts);
   if constexpr (D == 64) {
-    if (rows == 16) return launch_typed<D, C, 16, 8, BF16>(p, s);
+    if (cfg.rows == 8 && cfg.elems == 2) return launch_typed<D, C, 8, 2, BF16>(p, s, parts);
+    if (cfg.rows == 16 && cfg.elems == 8) return launch_typed<D, C, 16, 8, BF16>(p, s, parts);
   }
-  throw std::invalid_argument("scan state: " + std::to_string(rows) + " rows per block not supported for D=" + std::to_string(D));
+  throw std::invalid_argument("scan state: " + std::to_string(cfg.rows) + " rows of " + std::to_string(cfg.elems) +
+                              " columns per thread not built for D=" + std::to_string(D));
 }
 
 template <int D, bool BF16>
-void launch_c(const StateParams& p, cudaStream_t s, int rows) {
-  if (p.C == 32) return launch_rows<D, 32, BF16>(p, s, rows);
-  if (p.C == 64) return launch_rows<D, 64, BF16>(p, s, rows);
+void launch_c(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
+  if (p.C == 32) return launch_config<D, 32, BF16>(p, s, cfg, parts);
+  if (p.C == 64) return launch_config<D, 64, BF16>(p, s, cfg, parts);
   throw std::invalid_argument("scan state: chunk size C=" + std::to_string(p.C) + " not supported (32 or 64)");
 }
 
 template <bool BF16>
-void launch_d(const StateParams& p, cudaStream_t s, int rows) {
+void launch_d(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   switch (p.D) {
-    case 16: return launch_c<16, BF16>(p, s, rows);
-    case 32: return launch_c<32, BF16>(p, s, rows);
-    case 64: return launch_c<64, BF16>(p, s, rows);
-    case 128: return launch_c<128, BF16>(p, s, rows);
+    case 16: return launch_c<16, BF16>(p, s, cfg, parts);
+    case 32: return launch_c<32, BF16>(p, s, cfg, parts);
+    case 64: return launch_c<64, BF16>(p, s, cfg, parts);
+    case 128: return launch_c<128, BF16>(p, s, cfg, parts);
     default: throw std::invalid_argument("scan state: D=" + std::to_string(p.D) + " not supported (16, 32, 64 or 128)");
   }
 }
@@ -441,27 +501,28 @@ std::size_t state_scratch_bytes(int B, int T, int H, int D, int C) {
   return scratch_layout(B, T, H, D, C).bytes;
 }
 
-int state_rows_per_block(int B, int H, int D) {
-  int sms = 132;
-  int dev = 0;
-  if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const long blocks8 = static_cast<long>(B) * H * (D / 8);
-  return D == 64 && blocks8 >= 8L * sms ? 16 : 8;
+StateConfig state_config(int B, int H, int D, int C) {
+  (void)B;
+  (void)H;
+  (void)C;
+  return StateConfig{8, D / kSlices};
 }
 
-void launch_state_rows(const StateParams& p, cudaStream_t s, int rows_per_block) {
+void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("scan state: B, T and H must be >= 1");
   if (!p.v || !p.in.khat || !p.in.phiq || !p.in.gate || !p.o || !p.S || !p.state_norm || !p.scratch)
     throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S, state_norm and scratch are required");
   if (!aligned16(p.in.gate) || !aligned16(p.in.phiq) || !aligned16(p.scratch))
     throw std::invalid_argument("scan state: gate, phiq and scratch must be 16-byte aligned");
   if (p.bf16_io) {
-    launch_d<true>(p, s, rows_per_block);
+    launch_d<true>(p, s, cfg, parts);
   } else {
-    launch_d<false>(p, s, rows_per_block);
+    launch_d<false>(p, s, cfg, parts);
   }
 }
 
-void launch_state(const StateParams& p, cudaStream_t s) { launch_state_rows(p, s, state_rows_per_block(p.B, p.H, p.D)); }
+void launch_state(const StateParams& p, cudaStream_t s) {
+  launch_state_config(p, s, state_config(p.B, p.H, p.D, p.C), kPrep | kPass | kNorm);
+}
 
 }  // namespace vla::gpu::scan
