@@ -6,7 +6,8 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only]
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown]
+// (--breakdown: the gate stage's kernels and phases timed apart, then the rest.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,15 +93,76 @@ double scan_state_fma(int D, int C) {
 // once and read once (floats).
 double scan_buffer_bytes(int D, int C) { return 4.0 * D * (D + 1) / 2 * 8 + 2.0 * 3 * C * D * 4; }
 
+// The device I/O of one shape (D = 64): q, k, v and o of 4-byte elements (room
+// for either input type), S, A, state_norm; p's pointers set by fill().
+struct ShapeIO {
+  int B, H, T, D = 64;
+  std::size_t n;
+  void *q, *k, *v, *o;
+  float *S, *A, *norm;
+  ShapeIO(int B_, int H_, int T_) : B(B_), H(H_), T(T_), n(std::size_t(B_) * T_ * H_ * 64) {
+    for (void** x : {&q, &k, &v, &o}) VLA_CUDA_CHECK(cudaMalloc(x, n * 4));
+    VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(B) * H * D * D * 4));
+    VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(B) * H * D * D * 4));
+    VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(B) * T * H * 4));
+  }
+  ~ShapeIO() {
+    for (void* x : {q, k, v, o, static_cast<void*>(S), static_cast<void*>(A), static_cast<void*>(norm)}) cudaFree(x);
+  }
+  // Inputs (uniform in [-1, 1), bf16 or float) and the parameters of the default options (paper preset).
+  gpu::FusedParams fill(bool bf16) {
+    std::uint32_t salt = 1;
+    for (void* x : {q, k, v}) {
+      if (bf16) fill_bf16<<<1024, 256>>>(static_cast<std::uint16_t*>(x), n, salt++);
+      else fill_f32<<<1024, 256>>>(static_cast<float*>(x), n, salt++);
+    }
+    VLA_CUDA_CHECK(cudaGetLastError());
+    gpu::FusedParams p = gpu::make_params(Options{}, Dims{B, T, H, D, D}, false);
+    p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
+    return p;
+  }
+};
+
+// Where the scan form's gate stage spends its time: each of its kernels alone,
+// and scan_gate stopped after each phase (GateParams probes), bf16 inputs, D =
+// 64, after one full run has filled the buffers; median of 11 launches.
+void gate_breakdown() {
+  const int D = 64;
+  struct Shape {
+    int B, H, T;
+  };
+  std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_gate | scan_final_A |"
+              " gate phases cumulative: loads+den, L D L^T(M), solve, G, L D L^T(I+G), Z, Y, W |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const Shape sh : {Shape{1, 16, 16384}, Shape{8, 128, 4096}})
+    for (int C : {32, 64}) {
+      ShapeIO io(sh.B, sh.H, sh.T);
+      const gpu::FusedParams p = io.fill(true);
+      {
+        gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
+        gpu::scan::launch_scan(p, true, 1.0, C, ws, nullptr);
+        gpu::scan::GateParams g = gpu::scan::gate_params(p, true, 1.0, C, ws);
+        auto part = [&](unsigned kernels, int stop) {
+          g.kernels = kernels;
+          g.stop_after = stop;
+          return time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
+        };
+        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C, part(1, 0), part(2, 0), part(4, 0), part(8, 0));
+        for (int stop = 1; stop <= 8; ++stop) std::printf(" %.4g", part(4, stop));
+        std::printf(" |\n");
+      }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false, scan_only = false;
+  bool quick = false, scan_only = false, breakdown = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--scan-only")) scan_only = true;
+    else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -123,6 +185,7 @@ int main(int argc, char** argv) {
                       kp.threads, kp.registers, kp.shared_bytes, kp.local_bytes, kp.blocks_per_sm);
         }
       }
+    if (breakdown) gate_breakdown();
     std::FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
     if (csv) std::fprintf(csv, "impl,B,H,T,D,C,median_ms,tokens_per_s,us_per_chunk,reps,gate_ms,state_ms\n");
 
@@ -156,25 +219,10 @@ int main(int argc, char** argv) {
                 "|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::vector<std::string> floors;
     for (const Shape& sh : shapes) {
-      const std::size_t n = std::size_t(sh.B) * sh.T * sh.H * D;
-      void *q, *k, *v, *o;
-      float *S, *A, *norm;
-      VLA_CUDA_CHECK(cudaMalloc(&q, n * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&k, n * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&v, n * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&o, n * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(sh.B) * sh.H * D * D * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(sh.B) * sh.H * D * D * 4));
-      VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(sh.B) * sh.T * sh.H * 4));
+      ShapeIO io(sh.B, sh.H, sh.T);
+      const std::size_t n = io.n;
       for (const Impl& im : impls) {
-        std::uint32_t salt = 1;
-        for (void* p : {q, k, v}) {
-          if (im.bf16) fill_bf16<<<1024, 256>>>(static_cast<std::uint16_t*>(p), n, salt++);
-          else fill_f32<<<1024, 256>>>(static_cast<float*>(p), n, salt++);
-        }
-        VLA_CUDA_CHECK(cudaGetLastError());
-        gpu::FusedParams p = gpu::make_params(Options{}, Dims{sh.B, sh.T, sh.H, D, D}, false);
-        p.q = q, p.k = k, p.v = v, p.o = o, p.S = S, p.A = A, p.state_norm = norm;
+        const gpu::FusedParams p = io.fill(im.bf16);
         gpu::set_chunked_layout(im.layout);
         // The scan form: its workspace allocated once per shape, outside the timing.
         std::unique_ptr<gpu::scan::Workspace> ws;
@@ -245,7 +293,6 @@ int main(int argc, char** argv) {
           floors.push_back(line);
         }
       }
-      for (void* p : {q, k, v, o, static_cast<void*>(S), static_cast<void*>(A), static_cast<void*>(norm)}) cudaFree(p);
     }
     std::printf("\nfloors:\n");
     for (const auto& f : floors) std::printf("  %s\n", f.c_str());

@@ -189,6 +189,33 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
 // ---------------------------------------------------------------------------
 // Block-level pieces of the gate (double).
 
+// Steps [j0, j1) of ldl_block, in which the columns below MLO's are finished:
+// column s + TPR m of a thread is dead for m < MLO, so only m >= MLO is visited,
+// and a row r <= j has nothing left to update.
+template <int N, int MLO, class Pivot>
+__device__ __forceinline__ void ldl_steps(double (&a)[N / (NT / N)], int j0, int j1, int r, int s, double* Lout, int ldl, double* piv,
+                                          Pivot pivot, double* colbuf) {
+  constexpr int TPR = NT / N, CPT = N / TPR;
+#pragma unroll 1
+  for (int j = j0; j < j1; ++j) {
+    const double* cb = colbuf + (j & 1) * N;
+    const double pj = pivot(j, cb[j]);
+    if (r == j && s == 0) piv[j] = pj;
+    if (r > j) {
+      const double lr = cb[r] / pj;
+      double* nb = colbuf + ((j + 1) & 1) * N;
+#pragma unroll
+      for (int m = MLO; m < CPT; ++m) {
+        const int cc = s + TPR * m;
+        if (cc == j) Lout[r * ldl + j] = lr;
+        if (cc > j && cc <= r) a[m] = core::vfma(-lr, cb[cc], a[m]);
+        if (cc == j + 1) nb[r] = a[m];  // column j + 1 for the next step (r >= j + 1 here)
+      }
+    }
+    __syncthreads();
+  }
+}
+
 // L D L^T of the symmetric n x n matrix (N = n) whose lower triangle load(r, c)
 // gives (c <= r): right-looking, the trailing matrix in registers (thread
 // (r = tid / TPR, s = tid % TPR) holds row r's columns s + TPR m), column j
@@ -196,12 +223,13 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
 // diagonal entry after the steps < j (for M: as is, the square-root-free
 // Cholesky; for I + G: core::sm_delta, the Sherman-Morrison denominators, as
 // ref::ldl_with_floor). L(r, j) = a_rj / pivot_j into Lout[r ldl + j] (r > j),
-// the pivots into piv. One barrier per column, the last at the end. Lout may be
+// the pivots into piv. One barrier per column, the last at the end; the steps
+// run in four quarters that skip the finished columns (ldl_steps). Lout may be
 // the loaded matrix (every entry is read before the first barrier).
 template <int N, class Load, class Pivot>
 __device__ void ldl_block(Load load, double* Lout, int ldl, double* piv, Pivot pivot, double* colbuf) {
   constexpr int TPR = NT / N, CPT = N / TPR;
-  static_assert(NT % N == 0 && TPR <= 32, "ldl tiles");
+  static_assert(NT % N == 0 && TPR <= 32 && N % 4 == 0, "ldl tiles");
   const int r = threadIdx.x / TPR, s = threadIdx.x % TPR;
   double a[CPT];
 #pragma unroll
@@ -212,26 +240,11 @@ __device__ void ldl_block(Load load, double* Lout, int ldl, double* piv, Pivot p
   __syncthreads();  // Lout may alias what load reads
   if (s == 0) colbuf[r] = a[0];  // column 0
   __syncthreads();
-#pragma unroll 1
-  for (int j = 0; j < N; ++j) {
-    const double* cb = colbuf + (j & 1) * N;
-    const double pj = pivot(j, cb[j]);
-    const double lr = r > j ? cb[r] / pj : 0.0;
-    if (r == j && s == 0) piv[j] = pj;
-#pragma unroll
-    for (int m = 0; m < CPT; ++m) {
-      const int cc = s + TPR * m;
-      if (cc == j && r > j) Lout[r * ldl + j] = lr;
-      if (cc > j && cc <= r) a[m] = core::vfma(-lr, cb[cc], a[m]);
-    }
-    if (j + 1 < N) {
-      double* nb = colbuf + ((j + 1) & 1) * N;
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (s + TPR * m == j + 1 && r >= j + 1) nb[r] = a[m];
-    }
-    __syncthreads();
-  }
+  // Quarter q runs the steps j in [q N / 4, (q + 1) N / 4): columns s + TPR m < q N / 4 are finished for m < q CPT / 4.
+  ldl_steps<N, 0>(a, 0, N / 4, r, s, Lout, ldl, piv, pivot, colbuf);
+  ldl_steps<N, CPT / 4>(a, N / 4, N / 2, r, s, Lout, ldl, piv, pivot, colbuf);
+  ldl_steps<N, CPT / 2>(a, N / 2, 3 * N / 4, r, s, Lout, ldl, piv, pivot, colbuf);
+  ldl_steps<N, 3 * CPT / 4>(a, 3 * N / 4, N, r, s, Lout, ldl, piv, pivot, colbuf);
 }
 
 // One step of a triangular elimination on a vector held by TPC lanes in
@@ -298,7 +311,8 @@ struct GatePlan {
   static constexpr int NMAX = D > C ? D : C;
   static constexpr int dL = 0, dPivM = dL + D * LDM, dX = dPivM + D, dW = USEP ? dX + C : dX + D * LDX,
                        dG = USEP ? dX + D * LDX : dW + D * LDW, dPivG = dG + C * LDG, dCol = dPivG + C, dEnd = dCol + 2 * NMAX;
-  static constexpr int fK = 0, fU = fK + C * D, fEnd = fU + (USEP ? C * D : 0);
+  static constexpr int LDF = D + 1;  // k^, u rows (odd: the products read across steps without bank conflicts)
+  static constexpr int fK = 0, fU = fK + C * LDF, fEnd = fU + (USEP ? C * LDF : 0);
   static constexpr int bytes = dEnd * 8 + fEnd * 4;
   static_assert(C * LDG * 2 >= C * D, "the running normaliser n_t (C x D floats) lives in G's space");
   static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
@@ -306,9 +320,9 @@ struct GatePlan {
 
 // scan_gate: one chunk's gates from M_c (block (chunk c, head bh)).
 template <int D, int C, bool USEP>
-__global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
+__global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g) {
   using Pl = GatePlan<D, C, USEP>;
-  constexpr int TPS = NT / C, PER = D / TPS, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, P = packed_size(D);
+  constexpr int TPS = NT / C, PER = D / TPS, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, LDF = Pl::LDF, P = packed_size(D);
   extern __shared__ double smem[];
   double* L = smem + Pl::dL;
   double* pivM = smem + Pl::dPivM;
@@ -318,7 +332,7 @@ __global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
   double* pivG = smem + Pl::dPivG;
   double* colbuf = smem + Pl::dCol;
   float* fl = reinterpret_cast<float*>(smem + Pl::dEnd);
-  float* Kf = fl + Pl::fK;  // [C][D] k^ of the chunk's steps, 0 past len
+  float* Kf = fl + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
   float* Uf = USEP ? fl + Pl::fU : Kf;
   float* nt = reinterpret_cast<float*>(G);  // [C][D] n_t, before G is formed
 
@@ -330,20 +344,22 @@ __global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
   // The chunk's k^ (and u), and n_t = n_c + phi(k) of its steps so far (float, in order).
   for (int e = tid; e < C * D; e += NT) {
     const int t = e / D, d = e % D;
-    Kf[e] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
-    if constexpr (USEP) Uf[e] = t < len ? sc.u[row_of(t) + d] : 0.0f;
+    Kf[t * LDF + d] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
+    if constexpr (USEP) Uf[t * LDF + d] = t < len ? sc.u[row_of(t) + d] : 0.0f;
+    if (g.ratio) nt[e] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
   }
+  __syncthreads();
   if (g.ratio && tid < D) {
     float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
     for (int t = 0; t < len; ++t) {
-      n = n + sc.phik[row_of(t) + tid];
+      n = n + nt[t * D + tid];
       nt[t * D + tid] = n;
     }
   }
   __syncthreads();
   for (int e = tid; e < D * Pl::R; e += NT) {
-    const int d = e / Pl::R, col = e % Pl::R;
-    X[d * LDX + col] = double(USEP ? (col < C ? Uf[col * D + d] : Kf[(col - C) * D + d]) : Kf[col * D + d]);
+    const int d = e % D, col = e / D;
+    X[d * LDX + col] = double(USEP ? (col < C ? Uf[col * LDF + d] : Kf[(col - C) * LDF + d]) : Kf[col * LDF + d]);
   }
   // Ratio denominators: NT / C lanes per step.
   if (g.ratio) {
@@ -359,12 +375,15 @@ __global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
     for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
     if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
   }
+  if (g.stop_after == 1) return;
   // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and nt).
   const double* Mc = sc.M + (std::size_t(bh) * (N + 1) + c) * P;
   ldl_block<D>([&](int r, int cc) { return Mc[packed_index(r, cc)]; }, L, Pl::LDM, pivM, [](int, double x) { return x; }, colbuf);
+  if (g.stop_after == 2) return;
   // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve).
   solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
   __syncthreads();
+  if (g.stop_after == 3) return;
   // W = AK (a copy when P = AK), G = U^T P (lower triangle).
   if constexpr (!USEP)
     for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
@@ -373,36 +392,49 @@ __global__ void __launch_bounds__(NT, 2) gate_kernel(GateParams g) {
     if (t > i) continue;
     double acc = 0.0;
 #pragma unroll 8
-    for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * D + d]), X[d * LDX + t], acc);
+    for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * LDF + d]), X[d * LDX + t], acc);
     G[i * LDG + t] = acc;
   }
   __syncthreads();
+  if (g.stop_after == 4) return;
   // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
   const double floor = g.delta_floor;
   ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
                [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
+  if (g.stop_after == 5) return;
   // Z = P L^{-T} (in place of P).
   solve_rows_lt<D, C>(X, LDX, G, LDG);
   __syncthreads();
+  if (g.stop_after == 6) return;
   // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
   for (int e = tid; e < C * C; e += NT) {
     const int i = e / C, t = e % C;
     if (t < i) continue;
     double acc = 0.0;
 #pragma unroll 8
-    for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * D + d]), acc);
+    for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * LDF + d]), acc);
     G[i * LDG + t] = acc / pivG[i];
   }
   __syncthreads();
-  // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product).
-  for (int e = tid; e < D * C; e += NT) {
-    const int d = e / C, t = e % C;
-    if (t >= len) continue;
-    double acc = 0.0;
-    for (int i = 0; i <= t; ++i) acc = core::vfma(X[d * LDX + i], G[i * LDG + t], acc);
-    W[d * LDW + t] -= acc;
+  if (g.stop_after == 7) return;
+  // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product), i ascending. A
+  // thread takes columns t1 and t2 = C - 1 - t1 of one row: C + 1 terms in all, one per iteration.
+  for (int e = tid; e < D * C / 2; e += NT) {
+    const int d = e / (C / 2), t1 = e % (C / 2), t2 = C - 1 - t1;
+    double acc1 = 0.0, acc2 = 0.0;
+#pragma unroll 4
+    for (int k = 0; k <= C; ++k) {
+      const bool first = k <= t1;
+      const int i = first ? k : k - t1 - 1, t = first ? t1 : t2;
+      const double x = core::vfma(X[d * LDX + i], G[i * LDG + t], first ? acc1 : acc2);
+      if (first) acc1 = x;
+      else acc2 = x;
+    }
+    if (t1 < len) W[d * LDW + t1] -= acc1;
+    if (t2 < len) W[d * LDW + t2] -= acc2;
   }
   __syncthreads();
+  if (g.stop_after == 8) return;
   // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
   {
     const int t = tid / TPS, s = tid % TPS;
@@ -445,22 +477,30 @@ template <class Prec, int D, int C>
 void launch_typed(const GateParams& g, cudaStream_t s) {
   const int N = n_chunks(g.T, g.C), BH = g.B * g.H, P = packed_size(D);
   const dim3 grid(N, BH);
-  prep_kernel<Prec, D, C><<<grid, NT, 0, s>>>(g);
-  VLA_CUDA_CHECK(cudaGetLastError());
-  const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = (BH * D + NT - 1) / NT;
-  prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
-  VLA_CUDA_CHECK(cudaGetLastError());
+  if (g.kernels & 1u) {
+    prep_kernel<Prec, D, C><<<grid, NT, 0, s>>>(g);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if (g.kernels & 2u) {
+    const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = (BH * D + NT - 1) / NT;
+    prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
   auto gate = [&](auto k, int bytes) {
     VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     k<<<grid, NT, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
-  if (g.u || g.u_unit_scaled) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
-  else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
-  const auto fa = final_a_kernel<D>;
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, final_a_bytes<D>()));
-  fa<<<BH, NT, final_a_bytes<D>(), s>>>(g);
-  VLA_CUDA_CHECK(cudaGetLastError());
+  if (g.kernels & 4u) {
+    if (g.u || g.u_unit_scaled) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
+    else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
+  }
+  if (g.kernels & 8u) {
+    const auto fa = final_a_kernel<D>;
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, final_a_bytes<D>()));
+    fa<<<BH, NT, final_a_bytes<D>(), s>>>(g);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 template <class Prec>

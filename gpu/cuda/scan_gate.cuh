@@ -43,6 +43,13 @@ struct GateParams {
   float* A = nullptr;                                 // [B, H, D, D] final A = M_N^{-1}
   GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
+  // Probes of the benchmark's breakdown (the launchers leave them): the kernels
+  // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A)
+  // and the phase after which scan_gate returns (0: none; 1 loads and
+  // denominators, 2 L D L^T of M_c, 3 solve, 4 G, 5 L D L^T of I + G, 6 Z, 7 Y,
+  // 8 W). With either set the outputs are incomplete.
+  unsigned kernels = 0xfu;
+  int stop_after = 0;
 };
 
 // The gate's scratch: the M buffer (B H (N + 1) D (D + 1) / 2 doubles), the
