@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
   using In = typename Prec::In;
   constexpr int TPS = NT / C, PER = D / TPS, P = packed_size(D);
   static_assert(NT % C == 0 && D % TPS == 0, "prep tiles");
-  __shared__ float sphik[C][D], su[C][D];
+  __shared__ float sphik[C][D];
+  __shared__ __align__(16) float su[C][D];
   const Scratch sc = scratch_of(g);
   const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C);
   const int t0 = c * C, len = min(C, g.T - t0);
@@ -134,21 +135,41 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
     for (int t = 0; t < len; ++t) sum = sum + sphik[t][threadIdx.x];
     sc.nsum[(std::size_t(bh) * N + c) * D + threadIdx.x] = sum;
   }
-  // Gamma_c = U U^T (double; lower triangle, packed) into slot c + 1; chunk 0 also slot 0 = lambda0 I.
+  // Gamma_c = U U^T (double; lower triangle, packed) into slot c + 1, a 4 x 4 tile of it per thread
+  // (every entry summed over the steps in order from 0); chunk 0 also slot 0 = lambda0 I.
   double* slots = sc.M + std::size_t(bh) * (N + 1) * P;
-  for (int e = threadIdx.x; e < D * D; e += NT) {
-    const int r = e / D, cc = e % D;
-    if (cc > r) continue;
-    double acc = 0.0;
-    for (int t = 0; t < len; ++t) acc = core::vfma(double(su[t][r]), double(su[t][cc]), acc);
-    slots[std::size_t(c + 1) * P + packed_index(r, cc)] = acc;
-    if (c == 0) slots[packed_index(r, cc)] = r == cc ? g.lambda0 : 0.0;
+  constexpr int TD = D / 4;
+  for (int x = threadIdx.x; x < TD * TD; x += NT) {
+    const int ti = x / TD, tj = x % TD;
+    if (tj > ti) continue;
+    double acc[4][4] = {};
+    for (int t = 0; t < len; ++t) {
+      const float4 ur = *reinterpret_cast<const float4*>(&su[t][4 * ti]), uc = *reinterpret_cast<const float4*>(&su[t][4 * tj]);
+      const double rv[4] = {ur.x, ur.y, ur.z, ur.w}, cv[4] = {uc.x, uc.y, uc.z, uc.w};
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b2 = 0; b2 < 4; ++b2) acc[a][b2] = core::vfma(rv[a], cv[b2], acc[a][b2]);
+    }
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+      for (int b2 = 0; b2 < 4; ++b2) {
+        const int r = 4 * ti + a, cc = 4 * tj + b2;
+        if (cc <= r) slots[std::size_t(c + 1) * P + packed_index(r, cc)] = acc[a][b2];
+      }
+  }
+  if (c == 0)
+    for (int e = threadIdx.x; e < P; e += NT) slots[e] = 0.0;
+  if (c == 0) {
+    __syncthreads();
+    if (threadIdx.x < D) slots[packed_index(threadIdx.x, threadIdx.x)] = g.lambda0;
   }
 }
 
 // ---------------------------------------------------------------------------
 // scan_prefix: the first m_blocks blocks scan M (one thread per (head, packed
-// entry), slots in order, eight loads in flight), the rest n (one thread per
+// entry), slots in order, sixteen loads in flight), the rest n (one thread per
 // (head, d)).
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
@@ -159,12 +180,12 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
     double* base = sc.M + std::size_t(idx / P) * (N + 1) * P + idx % P;
     double acc = base[0];
     int c = 1;
-    for (; c + 8 <= N + 1; c += 8) {
-      double v[8];
+    for (; c + 16 <= N + 1; c += 16) {
+      double v[16];
 #pragma unroll
-      for (int x = 0; x < 8; ++x) v[x] = base[std::size_t(c + x) * P];
+      for (int x = 0; x < 16; ++x) v[x] = base[std::size_t(c + x) * P];
 #pragma unroll
-      for (int x = 0; x < 8; ++x) {
+      for (int x = 0; x < 16; ++x) {
         acc = acc + v[x];
         base[std::size_t(c + x) * P] = acc;
       }
