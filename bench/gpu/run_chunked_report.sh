@@ -10,7 +10,8 @@
 # Environment: PREBUILT (a folder holding the two binaries), TEST_KINDS
 # (all | carried | scan: the chunked forms the tests run; default all),
 # SANITIZE (0: skip compute-sanitizer), BENCH_ARGS (more bench_chunked
-# arguments, e.g. --scan-only), TEST_TIMEOUT (seconds per shard, default 150).
+# arguments, e.g. --scan-only), TEST_TIMEOUT (seconds per shard, default 150),
+# SAN_TIMEOUT (seconds per sanitizer tool, default 240).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 quick=""
@@ -46,7 +47,7 @@ for i in $(seq 0 $((shards - 1))); do
 done
 if [ "${SANITIZE:-1}" != 0 ]; then
   for tool in memcheck racecheck initcheck; do
-    ( timeout 240 compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick --kinds "${TEST_KINDS:-all}" > "$logs/$tool.log" 2>&1
+    ( timeout "${SAN_TIMEOUT:-240}" compute-sanitizer --tool $tool --error-exitcode 3 "$bin/test_gpu_chunked_cuda" --quick --kinds "${TEST_KINDS:-all}" > "$logs/$tool.log" 2>&1
       echo "exit status: $?" >> "$logs/$tool.log" ) &
   done
 fi
