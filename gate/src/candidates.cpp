@@ -89,6 +89,11 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
         if (name == "chunked" || name == impl::to_string(k)) out.push_back(chunked_production(k, device));
       continue;
     }
+    if (name == "chunked-scan" || name == "chunked-scan-fp32" || name == "chunked-scan-bf16") {
+      for (auto k : {impl::ChunkedKind::scan_fp32, impl::ChunkedKind::scan_bf16})
+        if (name == "chunked-scan" || name == impl::to_string(k)) out.push_back(chunked_production(k, device));
+      continue;
+    }
     bool found = false;
     for (const auto* list : variant_lists())
       for (const auto& c : *list)
@@ -99,7 +104,8 @@ std::vector<Candidate> find_candidates(std::string_view names, impl::Device devi
           found = true;
         }
     if (!found) {
-      std::string all = "fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, production, chunked, honest, mutants";
+      std::string all = "fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16, "
+                        "production, chunked, chunked-scan, honest, mutants";
       for (const auto* list : variant_lists())
         for (const auto& c : *list) all += ", " + c.name;
       throw std::invalid_argument("unknown implementation '" + name + "' (expected one of: " + all + ")");

@@ -4,7 +4,10 @@
 // are the chunked policy's own, so they share the battery's reference runs with
 // the fused kernels; chunked-tf32 by its own (tf32 state). Their domain (D <= 64,
 // unit keys for chunked-bf16 and chunked-tf32: impl::chunked_unsupported) makes
-// other cases invalid for them, not failures.
+// other cases invalid for them, not failures. The chunk-parallel (scan) kinds
+// (chunked-scan-fp32, chunked-scan-bf16; docs/CHUNKED.md, section 8) are judged
+// by the fused fp32 and bf16 policies (float state, double gate), outside ridge
+// steps and pivot floors above 1 (ref::scan_unsupported).
 #include <string>
 #include <vector>
 
@@ -44,7 +47,8 @@ Candidate chunked_production(impl::ChunkedKind kind, impl::Device device) {
 const std::vector<Candidate>& chunked_honest_variants() {
   static const std::vector<Candidate> v = [] {
     std::vector<Candidate> out;
-    for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
+    for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32, impl::ChunkedKind::scan_fp32,
+                   impl::ChunkedKind::scan_bf16})
       out.push_back(chunked(k, impl::Device::cpu, kVariantC, Role::honest, impl::to_string(k) + "/C32",
                             "the chunked twin with chunks of 32 steps (other chunk boundaries, smaller solves)"));
     return out;

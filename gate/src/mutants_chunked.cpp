@@ -1,9 +1,10 @@
 // Planted chunk-boundary defects of the chunked kernels (issue 8): each is the
 // chunked twin (gpu::run_twin, the chunked reference at float with the kernel's
-// operand rounding) composed at build time with one replaced piece of its
-// structure policy (ref::ChunkStructure), or wrapped by a driver that mis-bounds
-// the last chunk. Run at chunk size 32 so that the gate's short streams cross
-// several boundaries. The gate must reject every one.
+// operand rounding; gpu::run_scan_twin for the scan form) composed at build time
+// with one replaced piece of its structure policy (ref::ChunkStructure,
+// ref::ScanStructure), or wrapped by a driver that mis-bounds the last chunk.
+// Run at chunk size 32 so that the gate's short streams cross several
+// boundaries. The gate must reject every one.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,6 +70,47 @@ struct NonCausalProducts : ref::ChunkStructure {
   }
 };
 
+// The scan form's chunk-boundary defects (ref::ScanStructure with one hook
+// returning the value a chunk earlier; docs/CHUNKED.md, section 8).
+// M_c missing the previous chunk's Gram matrix: chunk c's gates from
+// M_{c-1} = lambda0 I + sum_{j<c-1} U_j U_j^T (the scan's prefix one chunk late).
+struct ScanGramLagged : ref::ScanStructure {
+  template <class X>
+  static const X& gate_prefix(const X& /*M_c*/, const X& M_prev) {
+    return M_prev;
+  }
+};
+// Residuals from the state entering the previous chunk: R = V T^{-1} - S_{c-1} K T^{-1}.
+struct ScanResidualsFromPreviousState : ref::ScanStructure {
+  template <class X>
+  static const X& residual_state(const X& /*S_c*/, const X& S_prev) {
+    return S_prev;
+  }
+};
+// The normaliser prefix dropping a chunk: n_t = n_{c-1} + the chunk's own steps
+// (the previous chunk's sum sigma_{c-1} never added).
+struct ScanNormaliserDropsAChunk : ref::ScanStructure {
+  template <class X>
+  static const X& normaliser_prefix(const X& /*n_c*/, const X& n_prev) {
+    return n_prev;
+  }
+};
+// The carried form's inclusive-triangle defect in the scan form's state stage.
+struct ScanInclusiveTriangle : ref::ScanStructure {
+  template <class Mat>
+  static Mat state_solve(const Mat& Rhs, const Mat& AK) {
+    return InclusiveTriangle::state_solve(Rhs, AK);
+  }
+};
+
+template <class Structure>
+Runner scan_twin_with(ChunkedKind kind) {
+  return [kind](const Stream& s, const Options& o) -> Outputs {
+    if (const std::string why = impl::chunked_unsupported(s.dims, o, kind, kC); !why.empty()) throw std::invalid_argument(why);
+    return gpu::run_scan_twin<Structure>(s, o, kC, impl::bf16_io(kind));
+  };
+}
+
 template <class Structure>
 Runner twin_with(ChunkedKind kind) {
   return [kind](const Stream& s, const Options& o) -> Outputs {
@@ -84,7 +126,7 @@ Runner twin_with(ChunkedKind kind) {
 // The last, partial chunk (T not a multiple of C) stops one step early: its last
 // step's o and ||S|| are never written (zero) and the final S, A miss its update.
 Runner last_step_dropped(ChunkedKind kind) {
-  const Runner twin = twin_with<ref::ChunkStructure>(kind);
+  const Runner twin = impl::is_scan(kind) ? scan_twin_with<ref::ScanStructure>(kind) : twin_with<ref::ChunkStructure>(kind);
   return [twin](const Stream& s, const Options& o) -> Outputs {
     const Dims& d = s.dims;
     if (d.T % kC == 0 || d.T == 1) return twin(s, o);  // no partial chunk to mis-bound (or nothing before it)
@@ -138,6 +180,20 @@ std::vector<Candidate> make_chunked_mutants() {
              "every chunk starts from A = I/lambda0 (A not carried across the boundary)", twin_with<AResetEachChunk>(ChunkedKind::tf32)),
       mutant("chunked-tf32-last-step-dropped", ChunkedKind::tf32, "indexing",
              "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::tf32)),
+      // The chunk-parallel (scan) form's boundary defects (docs/CHUNKED.md, section 8).
+      mutant("chunked-scan-gram-lagged", ChunkedKind::scan_bf16, "maths",
+             "each chunk's gates from M_{c-1}: the prefix sum misses the previous chunk's Gram matrix U U^T",
+             scan_twin_with<ScanGramLagged>(ChunkedKind::scan_bf16)),
+      mutant("chunked-scan-stale-residuals", ChunkedKind::scan_fp32, "maths",
+             "R = V T^-1 - S K T^-1 with S the state entering the previous chunk, not this one",
+             scan_twin_with<ScanResidualsFromPreviousState>(ChunkedKind::scan_fp32)),
+      mutant("chunked-scan-normaliser-drops-chunk", ChunkedKind::scan_fp32, "maths",
+             "the normaliser prefix n_c misses the previous chunk's sum of phi(k)", scan_twin_with<ScanNormaliserDropsAChunk>(ChunkedKind::scan_fp32)),
+      mutant("chunked-scan-inclusive-triangle", ChunkedKind::scan_fp32, "maths",
+             "the state's triangular system uses the inclusive upper triangle of Ah^T K (diagonal 1 + a^.k^)",
+             scan_twin_with<ScanInclusiveTriangle>(ChunkedKind::scan_fp32)),
+      mutant("chunked-scan-last-step-dropped", ChunkedKind::scan_bf16, "indexing",
+             "the last partial chunk (T not a multiple of C) stops one step early", last_step_dropped(ChunkedKind::scan_bf16)),
   };
 }
 

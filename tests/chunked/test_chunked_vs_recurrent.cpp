@@ -10,47 +10,11 @@
 // agreeing bits, far beyond what any algebraic slip (an O(1) error) could meet.
 #include <gtest/gtest.h>
 
-#include <boost/multiprecision/eigen.hpp>
-#include <boost/multiprecision/mpfr.hpp>
-#include <random>
-
+#include "hp_compare.hpp"
 #include "vla/reference/chunked.hpp"
 
 namespace {
-using mp = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<0>, boost::multiprecision::et_off>;
-constexpr int kBits = 256;
-
-struct Prec {
-  Prec() { mp::default_precision(boost::multiprecision::detail::digits2_2_10(kBits)); }
-};
-
-vla::Stream random_stream(vla::Dims d, unsigned seed, bool with_u) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> n;
-  vla::Stream s;
-  s.dims = d;
-  s.q.resize(d.qk_size());
-  s.k.resize(d.qk_size());
-  s.v.resize(d.v_size());
-  for (auto* x : {&s.q, &s.k, &s.v})
-    for (auto& e : *x) e = n(g);
-  if (with_u) {
-    s.u.resize(d.qk_size());
-    for (auto& e : s.u) e = n(g);
-  }
-  return s;
-}
-
-// Agreeing bits: -log2 of the largest difference relative to the tensor's scale.
-double agreeing_bits(const std::vector<mp>& a, const std::vector<mp>& b) {
-  mp diff = 0, scale = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, mp(abs(a[i] - b[i])));
-    scale = std::max(scale, mp(abs(b[i])));
-  }
-  if (diff == 0) return kBits;
-  return double(-log2(diff / (scale > 0 ? scale : mp(1))));
-}
+using hpc::agreeing_bits, hpc::mp, hpc::Prec, hpc::random_stream;
 
 struct Case {
   const char* name;
@@ -91,11 +55,7 @@ TEST(ChunkedForm, EqualsRecurrentAtHighPrecisionForEveryChunkSize) {
     const vla::Stream s = random_stream(d, seed++, cs.with_u);
     const auto rec = vla::ref::run_recurrent<mp>(s, cs.opt);
     for (int C : {1, 2, 3, 5, 8, 16, 49, 64}) {
-      const auto ch = vla::ref::run_chunked<mp>(s, cs.opt, C);
-      for (auto [what, x, y] : {std::tuple{"o", &ch.o, &rec.o}, {"S", &ch.S, &rec.S}, {"A", &ch.A, &rec.A},
-                                {"state_norm", &ch.state_norm, &rec.state_norm}, {"gate_cos", &ch.gate_cos, &rec.gate_cos}}) {
-        EXPECT_GE(agreeing_bits(*x, *y), kBits - 32) << cs.name << " C=" << C << " " << what;
-      }
+      hpc::expect_agreement(vla::ref::run_chunked<mp>(s, cs.opt, C), rec, std::string(cs.name) + " C=" + std::to_string(C));
     }
   }
 }

@@ -1,7 +1,7 @@
 // The gate bites on the chunked kernels too (issue 8): every chunk-boundary
-// mutant (gate/src/mutants_chunked.cpp) is rejected by the quick battery plus a
-// small fuzz budget, and the chunked twins as shipped (C = 64) and chunked at 32
-// steps pass all of it. The finding this file recorded until the fix
+// mutant (gate/src/mutants_chunked.cpp; the carried form's and the scan form's)
+// is rejected by the quick battery plus a small fuzz budget, and the chunked
+// twins as shipped (C = 64) and chunked at 32 steps, carried and scan, pass all of it. The finding this file recorded until the fix
 // (docs/CHUNKED.md, section 6): a step whose values overflow float poisoned the
 // earlier steps of its chunk (the masked products multiplied its Inf by their
 // masked zeros). Its counterexamples are replayed: the twins pass them now, and
@@ -15,6 +15,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "vla/gate/battery.hpp"
 #include "vla/gate/domain.hpp"
@@ -29,6 +30,9 @@ using namespace vla::gate;
 
 TEST(MutationChunked, EveryChunkBoundaryDefectIsRejected) {
   ASSERT_GE(chunked_mutants().size(), 3u);
+  int scan = 0;
+  for (const auto& c : chunked_mutants()) scan += c.name.rfind("mutant:chunked-scan-", 0) == 0;
+  EXPECT_GE(scan, 4) << "the scan form's planted defects (gate/src/mutants_chunked.cpp)";
   GateConfig cfg;
   cfg.quick = true;
   cfg.candidates = chunked_mutants();
@@ -43,6 +47,23 @@ TEST(MutationChunked, EveryChunkBoundaryDefectIsRejected) {
 }
 
 namespace {
+
+// The fused kind whose twin the fuzz attacked for a chunked candidate (its
+// policy's input kind: bf16-state for chunked-bf16, bf16 for chunked-scan-bf16).
+impl::Kind fuzz_kind(const std::string& candidate) {
+  if (candidate.rfind("chunked-bf16", 0) == 0) return impl::Kind::bf16_state;
+  if (candidate.rfind("chunked-scan-bf16", 0) == 0) return impl::Kind::bf16;
+  return impl::Kind::fp32;
+}
+
+// The production chunked twins (C = 64), carried and scan.
+std::vector<Candidate> chunked_productions() {
+  std::vector<Candidate> v;
+  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32, impl::ChunkedKind::scan_fp32,
+                 impl::ChunkedKind::scan_bf16})
+    v.push_back(chunked_production(k, impl::Device::cpu));
+  return v;
+}
 
 // The stream and options of a gate case, from its result (battery id or fuzz seed).
 bool case_of(const CaseResult& r, impl::Kind kind, Stream& s, Options& o) {
@@ -94,8 +115,7 @@ bool poisoned_by_a_later_step(const CaseResult& r, impl::Kind kind, int C) {
 TEST(MutationChunked, ChunkedTwinsPassTheQuickGate) {
   GateConfig cfg;
   cfg.quick = true;
-  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
-    cfg.candidates.push_back(chunked_production(k, impl::Device::cpu));
+  cfg.candidates = chunked_productions();
   for (const auto& c : chunked_honest_variants()) cfg.candidates.push_back(c);
   const char* streams = std::getenv("VLA_GATE_HONEST_STREAMS");
   cfg.fuzz_cases = streams ? std::atoi(streams) : 100;
@@ -103,7 +123,7 @@ TEST(MutationChunked, ChunkedTwinsPassTheQuickGate) {
   for (const auto& r : rep.results) {
     if (r.status != Status::fail) continue;
     const bool c32 = r.candidate.size() > 4 && r.candidate.substr(r.candidate.size() - 4) == "/C32";
-    const impl::Kind kind = r.candidate.rfind("chunked-bf16", 0) == 0 ? impl::Kind::bf16_state : impl::Kind::fp32;
+    const impl::Kind kind = fuzz_kind(r.candidate);
     ADD_FAILURE() << r.candidate << " " << r.suite << " " << r.id << ": " << r.message << "\n  replay: " << r.replay
                   << (poisoned_by_a_later_step(r, kind, c32 ? 32 : 64) ? "\n  (a step poisoned by a later step's overflow in its chunk)" : "");
   }
@@ -143,9 +163,7 @@ const Candidate& named(const std::vector<Candidate>& list, const std::string& na
 // the battery's, by the mechanism of the finding (a step poisoned by a later
 // step's overflow in its chunk).
 TEST(MutationChunked, OverflowNoLongerPoisonsEarlierSteps) {
-  std::vector<Candidate> honest;
-  for (auto k : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
-    honest.push_back(chunked_production(k, impl::Device::cpu));
+  std::vector<Candidate> honest = chunked_productions();
   for (const auto& c : chunked_honest_variants()) honest.push_back(c);
   const Candidate& noncausal = named(chunked_mutants(), "mutant:chunked-non-causal-product");
   int mutant_failures = 0;
@@ -154,7 +172,7 @@ TEST(MutationChunked, OverflowNoLongerPoisonsEarlierSteps) {
     r.suite = fc.suite;
     r.id = fc.id;
     for (const auto& c : honest) {
-      const impl::Kind kind = c.name.rfind("chunked-bf16", 0) == 0 ? impl::Kind::bf16_state : impl::Kind::fp32;
+      const impl::Kind kind = fuzz_kind(c.name);
       Stream s;
       Options o;
       ASSERT_TRUE(case_of(r, kind, s, o)) << fc.id;
@@ -209,4 +227,19 @@ TEST(MutationChunked, OutsideTheDomainIsInvalidNotAFailure) {
   }
   EXPECT_GT(seen_outside, 1);  // D = 128 and raw keys for chunked-bf16 and chunked-tf32
   EXPECT_GT(seen_inside, 0);   // raw keys for chunked-fp32
+  // The scan kinds: ridge steps (the vla-v3 preset) are outside their domain, named.
+  int scan_outside = 0;
+  for (auto k : {impl::ChunkedKind::scan_fp32, impl::ChunkedKind::scan_bf16}) {
+    const Candidate scan = chunked_production(k, impl::Device::cpu);
+    for (const auto& bc : battery(true)) {
+      if (bc.opt.ridge_every == 0 || bc.stream.dims.Dk == 128) continue;
+      const Expected e = expect(bc.stream, bc.opt, scan.policy);
+      if (!e.valid) continue;
+      const Judgement j = judge_in_domain(scan, e);
+      EXPECT_EQ(j.status, Status::invalid) << scan.name << " " << bc.id;
+      EXPECT_NE(j.reason.find("--ridge-every"), std::string::npos) << j.reason;
+      ++scan_outside;
+    }
+  }
+  EXPECT_GT(scan_outside, 1);
 }

@@ -46,7 +46,45 @@ inline std::string scan_unsupported(const Options& opt) {
   return "";
 }
 
-template <class Scalar, class GateScalar = Scalar>
+// The scan form's chunk-boundary structure: what each chunk takes from the
+// chunks before it. Production: the prefix sum M_c for the gates, the state S_c
+// entering the chunk for its residuals, the normaliser prefix n_c for its
+// denominators. Each hook receives the current value and the one a chunk earlier
+// (M_{c-1}, S_{c-1}, n_{c-1}; at chunk 0 both are the initial value): the gate's
+// scan mutants (gate/src/mutants_chunked.cpp) are this policy with one hook
+// returning the earlier one, so a planted defect is compiled, never switched on.
+// The in-chunk pieces (the state's triangular solve, the causal masked products)
+// are ChunkStructure's, shared with the carried form.
+struct ScanStructure : ChunkStructure {
+  template <class X>
+  static const X& gate_prefix(const X& M_c, const X& /*M_prev*/) {
+    return M_c;
+  }
+  template <class X>
+  static const X& residual_state(const X& S_c, const X& /*S_prev*/) {
+    return S_c;
+  }
+  template <class X>
+  static const X& normaliser_prefix(const X& n_c, const X& /*n_prev*/) {
+    return n_c;
+  }
+};
+
+// Stage 1 for one chunk: its gates a^ (columns, GateScalar) from the prefix sum
+// M_c alone, for the chunk's penalty directions U and keys K (in GateScalar):
+// P = M_c^{-1} U, AK = M_c^{-1} K by a Cholesky factor of M_c, then the in-chunk
+// Woodbury form (woodbury_gate) and the normalisation of the gates. No earlier
+// chunk's gates or A enter (proofs_check's chunked-scan-derivation checks this).
+template <class GateScalar, class Structure = ScanStructure>
+Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, const Mat<GateScalar>& K, const Options& opt) {
+  const Eigen::LLT<Mat<GateScalar>> chol(Mc);
+  if (chol.info() != Eigen::Success) throw std::runtime_error("run_chunked_scan: Cholesky of M_c failed (not positive definite)");
+  const Mat<GateScalar> AK = chol.solve(K);
+  const Mat<GateScalar> P = chol.solve(U);
+  return normalised_gates(woodbury_gate<GateScalar, ExactOperands, Structure>(P, AK, U, K, opt.delta_floor).W, opt);
+}
+
+template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
 Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C) {
   using M = Mat<Scalar>;
   using MG = Mat<GateScalar>;
@@ -58,26 +96,23 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C) {
 
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
-      MG Mc = MG::Identity(d.Dk, d.Dk) * GateScalar(opt.lambda0);
-      M S = M::Zero(d.Dv, d.Dk);
-      Vec n_c = Vec::Zero(d.Dk);
+      MG Mc = MG::Identity(d.Dk, d.Dk) * GateScalar(opt.lambda0), M_prev = Mc;
+      M S = M::Zero(d.Dv, d.Dk), S_prev = S;
+      Vec n_c = Vec::Zero(d.Dk), n_prev = n_c;
       for (int t0 = 0; t0 < d.T; t0 += C) {
         const int len = std::min(C, d.T - t0);
         const ChunkInputs<Scalar> in = load_chunk<Scalar>(s, opt, b, h, t0, len);
         // Stage 1: the gates from a factor of M_c (no earlier chunk's gates).
         const MG U = in.U.template cast<GateScalar>(), K = in.K.template cast<GateScalar>();
-        const Eigen::LLT<MG> chol(Mc);
-        if (chol.info() != Eigen::Success) throw std::runtime_error("run_chunked_scan: Cholesky of M_c failed (not positive definite)");
-        const MG AK = chol.solve(K);
-        const MG P = chol.solve(U);
-        const WoodburyGate<GateScalar> g = woodbury_gate<GateScalar, ExactOperands, ChunkStructure>(P, AK, U, K, opt.delta_floor);
-        const M Ah = normalised_gates(g.W, opt).template cast<Scalar>();
+        const M Ah = scan_gates<GateScalar, Structure>(Structure::gate_prefix(Mc, M_prev), U, K, opt).template cast<Scalar>();
+        M_prev = Mc;
         Mc += U * U.transpose();  // M_{c+1} = M_c + Gamma_c
         // Stage 2: every residual of the chunk from S_c, then the chunk's steps.
         const M AKs = Ah.transpose() * in.K;  // AKs(i, t) = a^_i . k^_t
-        const M Kt = ChunkStructure::state_solve(in.K, AKs), Vt = ChunkStructure::state_solve(in.V, AKs);
-        const M R = Vt - S * Kt;
-        Vec n = n_c;
+        const M Kt = Structure::state_solve(in.K, AKs), Vt = Structure::state_solve(in.V, AKs);
+        const M R = Vt - Structure::residual_state(S, S_prev) * Kt;
+        S_prev = S;
+        Vec n = Structure::normaliser_prefix(n_c, n_prev);
         for (int t = 0; t < len; ++t) {
           for (int i = 0; i < d.Dv; ++i)
             for (int j = 0; j < d.Dk; ++j) S(i, j) = S(i, j) + R(i, t) * Ah(j, t);
@@ -93,6 +128,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C) {
           r.state_norm[on] = core::vsqrt(n2);
           r.gate_cos[on] = Ah.col(t).dot(in.K.col(t));
         }
+        n_prev = n_c;
         n_c += in.PhiK.rowwise().sum();  // sigma_c: the chunk's sum, then added to the prefix
       }
       const M A = Eigen::LLT<MG>(Mc).solve(MG::Identity(d.Dk, d.Dk)).template cast<Scalar>();

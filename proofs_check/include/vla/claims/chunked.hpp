@@ -1,0 +1,15 @@
+// Checks of the chunked forms' derivations (docs/CHUNKED.md), in the ledger's
+// form (a ClaimDef with a verdict, evidence at 128 and 256 bits), kept apart from
+// the paper's claims (all_claims(): the 16 claims of the paper, in its order).
+#pragma once
+
+#include "vla/claims/claim.hpp"
+
+namespace vla::claims {
+
+// chunked-scan-derivation (docs/CHUNKED.md, section 8): "A_t depends on the
+// carried A_c only through M_c = lambda0 I + sum_{s<c} u_s u_s^T; the
+// chunk-parallel gate equals the recurrence's", checked at 128 and 256 bits.
+ClaimDef claim_chunked_scan_derivation();
+
+}  // namespace vla::claims
