@@ -1,5 +1,6 @@
 // Chunked drift (issue 8): is the chunked form as stable as the recurrence? The
-// chunked implementations (chunked-fp32, chunked-bf16, chunked-tf32; CPU twins,
+// chunked implementations (chunked-fp32, chunked-bf16, chunked-tf32, and the
+// chunk-parallel chunked-scan-fp32, chunked-scan-bf16; CPU twins,
 // or the CUDA kernels when a GPU is in use) next to the fused recurrent kernel
 // of the same input type and state precision, per step against the double
 // reference, with the error model's envelope at each chunked policy's own
@@ -37,6 +38,7 @@ json params(Profile p, const RunEnv& env) {
       break;
   }
   j["C"] = 64;
+  j["kinds"] = deps::chunked_kinds();
   j["per_decade"] = 30;
   j["families"] = {"gaussian", "near_collinear"};
   j["device"] = env.cuda ? "cuda" : "cpu";
@@ -61,7 +63,7 @@ std::map<std::string, Curves> run_stream(const Stream& s, const Options& opt, in
   std::map<std::string, Outputs> refs;  // keyed by the consumed input type
   for (const std::string& kind : deps::chunked_kinds()) {
     const Stream in = deps::chunked_consumed_inputs(s, kind);
-    const std::string type = kind == "chunked-bf16" ? "bf16" : "float";
+    const std::string type = deps::chunked_bf16_inputs(kind) ? "bf16" : "float";
     if (!refs.count(type)) refs[type] = run_reference(in, opt, {s.dims.T}).out;
     const Outputs& ref = refs.at(type);
     const Outputs ch = deps::run_chunked(s, opt, kind, cuda, C);
@@ -183,8 +185,10 @@ Built build(const json& P, const json& R) {
       "The chunked form (docs/CHUNKED.md) replaces the recurrence's dependent steps by matrix products and triangular "
       "solves inside chunks of {C} steps. Each chunked implementation runs the paper preset on {H} heads of dimension "
       "{D} for T = {T} steps; next to it runs the fused recurrent kernel with the same input type and state precision "
-      "(fp32 for chunked-fp32 and chunked-tf32, bf16-state for chunked-bf16, whose state enters every product rounded "
-      "to bf16). Errors are against the double recurrence fed exactly the consumed inputs; the envelope is the error "
+      "(fp32 for chunked-fp32, chunked-tf32 and chunked-scan-fp32, bf16-state for chunked-bf16, whose state enters every "
+      "product rounded to bf16, bf16 for chunked-scan-bf16, whose state stays in float). The scan kinds are the "
+      "chunk-parallel form (docs/CHUNKED.md, the scan form): gates from a Cholesky factor of each chunk's prefix sum M_c in "
+      "double, the state in float. Errors are against the double recurrence fed exactly the consumed inputs; the envelope is the error "
       "model's at each chunked policy's own precision (accuracy::precision_of and accuracy::baselines of the "
       "ChunkedKind, docs/CHUNKED.md). They ran {where}.",
       {{"C", num(P["C"].get<double>())},

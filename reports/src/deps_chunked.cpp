@@ -13,13 +13,15 @@
 namespace vla::report::deps {
 
 const std::vector<std::string>& chunked_kinds() {
-  static const std::vector<std::string> k = {"chunked-fp32", "chunked-bf16", "chunked-tf32"};
+  static const std::vector<std::string> k = {"chunked-fp32", "chunked-bf16", "chunked-tf32", "chunked-scan-fp32", "chunked-scan-bf16"};
   return k;
 }
 
 impl::Kind chunked_counterpart(const std::string& kind) {
-  return kind == "chunked-bf16" ? impl::Kind::bf16_state : impl::Kind::fp32;
+  return kind == "chunked-bf16" ? impl::Kind::bf16_state : kind == "chunked-scan-bf16" ? impl::Kind::bf16 : impl::Kind::fp32;
 }
+
+bool chunked_bf16_inputs(const std::string& kind) { return kind == "chunked-bf16" || kind == "chunked-scan-bf16"; }
 
 Outputs run_chunked(const Stream& s, const Options& opt, const std::string& kind, bool cuda, int C) {
 #if defined(VLA_REPORT_HAVE_CHUNKED)

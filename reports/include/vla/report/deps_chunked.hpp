@@ -11,12 +11,16 @@
 
 namespace vla::report::deps {
 
-// "chunked-fp32", "chunked-bf16", "chunked-tf32".
+// "chunked-fp32", "chunked-bf16", "chunked-tf32" (the carried form),
+// "chunked-scan-fp32", "chunked-scan-bf16" (the chunk-parallel form).
 const std::vector<std::string>& chunked_kinds();
 // The fused kernel whose input type and precision a chunked kind shares (the
-// recurrence it is compared with): fp32 for chunked-fp32 and chunked-tf32,
-// bf16-state for chunked-bf16 (its state enters products rounded to bf16).
+// recurrence it is compared with): fp32 for chunked-fp32, chunked-tf32 and
+// chunked-scan-fp32, bf16-state for chunked-bf16 (its state enters products
+// rounded to bf16), bf16 for chunked-scan-bf16 (bf16 in and out, float state).
 impl::Kind chunked_counterpart(const std::string& kind);
+// Whether the kind consumes bf16 inputs (chunked-bf16, chunked-scan-bf16).
+bool chunked_bf16_inputs(const std::string& kind);
 // The chunked implementation on the GPU (cuda) or as its CPU twin, chunk size C.
 Outputs run_chunked(const Stream& s, const Options& opt, const std::string& kind, bool cuda, int C);
 // The inputs exactly as it consumes them (rounded to float, or to bf16).
