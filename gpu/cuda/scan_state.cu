@@ -3,34 +3,51 @@
 // interface: scan_stages.cuh). Float arithmetic, explicit FMAs, IEEE division
 // and square root (built with --fmad=false -prec-div=true -prec-sqrt=true).
 //
-// Three kernels on one stream:
+// v3: the sequential pass over chunks carries S only; the per-step readout and
+// norms run afterwards in parallel over (b, h, chunk). Shared-memory wavefronts
+// bound v1/v2 (a word every lane of a warp reads costs a wavefront per lane's
+// word, so a row per thread paid one wavefront per FMA): every kernel here holds
+// a register tile of several rows of S, so that each word it loads feeds
+// several FMAs. Three kernels on one stream:
 //  1. state_prep_kernel, one block per (b, h, chunk), all chunks at once:
 //       T(i,t) = a^_i . k^_t for i < t (the strict upper part of Ah^T K),
 //       Kt = K T^{-1}, Vt = V T^{-1} by forward substitution over the chunk's
-//       steps (column t: kt_t = k^_t - sum_{i<t} kt_i T(i,t), i in order),
-//       written to scratch as [b, h, step, D] floats.
-//  2. state_pass_kernel, one block per (b, h, group of G rows of S), sequential
-//       over chunks: a thread holds E consecutive entries of one row of S in
-//       registers. Per chunk, with the chunk's a^, phi(q), kt, vt, den staged in
-//       shared memory (cp.async, double-buffered: the next chunk's loads overlap
-//       this chunk's work), phases A, B over sub-chunks of 32 steps, then C, D
-//       likewise (the partial sums' records hold one sub-chunk), U steps'
-//       operands loaded into registers before any is used:
-//         A  partial dot products of each row of S_c with kt_t over the thread's
-//            columns, all t of the chunk;
-//         B  r_t,i = vt_t,i - (sum of the row's partials, slices in order);
-//         C  per step t in order: S_ij = fma(r_t,i, a^_t,j, S_ij) (core::state_entry),
-//            partial y = sum_j S_ij phi(q)_j and partial ||row||^2 over the
-//            thread's columns (FMA chains, j in order);
-//         D  y_t,i = sum of the row's partials (slices in order), o = y / den_t
-//            (raw y without den), stored as float or bf16 (core::bf16_bits_rne);
-//            the row's squared norm likewise;
-//         E  the block's partial ||S_t||_F^2 = sum of its rows' squared norms
-//            (rows in order) to scratch [b, h, t, group].
-//     The only dependency across steps is one FMA per entry of S (r of a whole
-//     chunk comes from the state entering it), so the pass is throughput-bound.
-//  3. state_norm_kernel: ||S_t||_F = sqrt(sum of the groups' partials, groups in
-//     order): deterministic, independent of the launch's timing.
+//       steps (column t: kt_t = k^_t - sum_{i<t} kt_i T(i,t), i in order; a
+//       thread takes column j of both K and V), written to scratch as
+//       [b, h, step, D] floats.
+//  2. state_pass_kernel, one block per (b, h, 8 rows of S), sequential over
+//       chunks; a thread holds R rows x E consecutive columns of S in registers
+//       (scan_state.cuh StateConfig; default 2 x 2 for D = 64), the D/E threads of a row
+//       group are consecutive lanes of one warp. Per chunk (a^ and kt of the
+//       chunk, vt of the block's rows staged in shared memory by cp.async,
+//       double-buffered, one block barrier per chunk):
+//         - S_c (the state entering the chunk) to scratch [b, h, chunk, D, D];
+//         - partial dot products of the thread's slices of its rows of S_c with
+//           kt_t (FMA chain over the slice's columns in order), a batch of steps
+//           at a time in registers, summed over the row group's lanes by one
+//           shuffle reduce-scatter per batch (a fixed binary tree of lanes);
+//           r_t,i = vt_t,i - (S_c kt_t)_i, written to scratch over vt_t,i (the
+//           pass reads vt of a chunk before it writes that chunk's r) and to
+//           shared memory for the row group's lanes (a warp barrier);
+//         - per step t in order: S_ij = fma(r_t,i, a^_t,j, S_ij) (core::state_entry).
+//       Two FMAs per entry and step, no per-step reduction or barrier.
+//  3. state_readout_kernel, one block per (b, h, chunk), all chunks at once:
+//       from S_c and the chunk's r, a^, phi(q), den (shared memory), a thread
+//       holds 4 rows x min(D, 16) columns of S and repeats the pass's steps
+//       exactly (the same FMAs in the same order: S_t bit for bit the pass's),
+//       then per step:
+//         y_t,i = S_t,i. phi(q_t): FMA chain over the thread's columns in order,
+//                 the row's D/16 partials summed by a shuffle reduce-scatter (a
+//                 fixed binary tree of lanes, 4 steps at a time),
+//         o_t,i = y_t,i / den_t (ratio readout) or y_t,i (raw), as float or bf16
+//                 (core::bf16_bits_rne);
+//         the thread's partial of ||S_t||_F^2 (FMA chain of s_ij^2 over its rows
+//                 and columns in order) to shared memory; after the chunk,
+//                 ||S_t||_F = sqrt(sum of the block's partials in thread order).
+//       The final S is the pass's.
+// The maths is the spec's (y_t = S_t phi(q_t) from the explicit S_t); only the
+// order of the sums over a row's columns and over S's entries is this kernel's.
+// Every sum has a fixed order independent of the launch's timing: deterministic.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -47,13 +64,12 @@
 namespace vla::gpu::scan {
 namespace {
 
-constexpr int kThreads = 128;  // every kernel of the stage runs blocks of 128 threads
-constexpr int kSlices = 16;    // 8-row blocks: a row's D columns in 16 slices of D/16
+constexpr int kThreads = 128;  // threads of a prep block
 
-// Scratch layout: Kt and Vt as [B*H, N*C, D] floats, then the norm partials as
-// [B*H, T, D/8] floats (the most row groups a head has: 8-row blocks).
+// Scratch layout: Kt and Vt (then R over Vt) as [B*H, N*C, D] floats, then the
+// states entering the chunks as [B*H, N, D, D] floats.
 struct ScratchLayout {
-  std::size_t kt = 0, vt = 0, part = 0, bytes = 0;
+  std::size_t kt = 0, vt = 0, sc = 0, bytes = 0;
 };
 
 std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
@@ -65,8 +81,8 @@ ScratchLayout scratch_layout(int B, int T, int H, int D, int C) {
   ScratchLayout l;
   l.kt = 0;
   l.vt = tile;
-  l.part = 2 * tile;
-  l.bytes = l.part + align256(bh * static_cast<std::size_t>(T) * (D / 8) * sizeof(float));
+  l.sc = 2 * tile;
+  l.bytes = l.sc + align256(bh * n_chunks * D * D * sizeof(float));
   return l;
 }
 
@@ -99,22 +115,40 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
   const int t0 = c * C;
   const int cc = min(C, T - t0);
 
-  for (int e = threadIdx.x; e < C * D; e += kThreads) {
-    const int t = e / D, j = e % D;
-    float a = 0.0f, k = 0.0f, v = 0.0f;
-    if (t < cc) {
-      const std::size_t g = row_index(b, t0 + t, h, T, H) * D + j;
-      a = p.in.gate[g];
-      k = p.in.khat[g];
-      if constexpr (BF16) {
-        v = core::bf16_bits_to_float(static_cast<const std::uint16_t*>(p.v)[g]);
-      } else {
-        v = static_cast<const float*>(p.v)[g];
+  // The chunk's rows, NB elements per thread at a time: all loads issued before the stores.
+  {
+    constexpr int EPT = C * D / kThreads, NB = EPT < 8 ? EPT : 8;
+    static_assert(C * D % kThreads == 0 && EPT % NB == 0, "whole batches");
+#pragma unroll 1
+    for (int e0 = 0; e0 < EPT; e0 += NB) {
+      float a[NB], k[NB], v[NB];
+#pragma unroll
+      for (int q = 0; q < NB; ++q) {
+        const int e = (e0 + q) * kThreads + threadIdx.x;
+        const int t = e / D, j = e % D;
+        a[q] = 0.0f;
+        k[q] = 0.0f;
+        v[q] = 0.0f;
+        if (t < cc) {
+          const std::size_t g = row_index(b, t0 + t, h, T, H) * D + j;
+          a[q] = __ldg(p.in.gate + g);
+          k[q] = __ldg(p.in.khat + g);
+          if constexpr (BF16) {
+            v[q] = core::bf16_bits_to_float(__ldg(static_cast<const unsigned short*>(p.v) + g));
+          } else {
+            v[q] = __ldg(static_cast<const float*>(p.v) + g);
+          }
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < NB; ++q) {
+        const int e = (e0 + q) * kThreads + threadIdx.x;
+        const int t = e / D, j = e % D;
+        As[t * LD + j] = a[q];
+        Ks[t * LD + j] = k[q];
+        Vs[t * LD + j] = v[q];
       }
     }
-    As[t * LD + j] = a;
-    Ks[t * LD + j] = k;
-    Vs[t * LD + j] = v;
   }
   __syncthreads();
 
@@ -149,33 +183,45 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
   }
   __syncthreads();
 
-  // Forward substitution, one column of K or V per thread: x_t = x_t - sum_{i<t} x_i T(i,t),
-  // i in order. Four steps at a time: the terms i < tb for x_tb..x_tb+3 (one load of x_i
-  // and one of T(i, tb..tb+3) for four FMAs), then the terms tb <= i < t; for each x_t
-  // that is the same sequence of FMAs as one step at a time.
-  for (int col = threadIdx.x; col < 2 * D; col += kThreads) {
-    float* X = col < D ? Ks : Vs;
-    const int j = col < D ? col : col - D;
+  // Forward substitution, column j of K and of V per thread: x_t = x_t - sum_{i<t} x_i T(i,t),
+  // i in order. Four steps at a time: the terms i < tb for x_tb..x_tb+3 (one load of
+  // T(i, tb..tb+3) for the eight FMAs of both columns), then the terms tb <= i < t; for each
+  // x_t that is the same sequence of FMAs as one step at a time.
+  for (int j = threadIdx.x; j < D; j += kThreads) {
     for (int tb = 0; tb < cc; tb += 4) {
-      float x[4];
+      float xk[4], xv[4];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
+      for (int k = 0; k < 4; ++k) {  // rows past cc are zeros, never stored
+        xk[k] = Ks[(tb + k) * LD + j];
+        xv[k] = Vs[(tb + k) * LD + j];
+      }
 #pragma unroll 4
       for (int i = 0; i < tb; ++i) {
-        const float xi = X[i * LD + j];
+        const float ki = Ks[i * LD + j], vi = Vs[i * LD + j];
         const float4 tv = *reinterpret_cast<const float4*>(Tm + i * LT + tb);
-        x[0] = fmaf(-tv.x, xi, x[0]);
-        x[1] = fmaf(-tv.y, xi, x[1]);
-        x[2] = fmaf(-tv.z, xi, x[2]);
-        x[3] = fmaf(-tv.w, xi, x[3]);
+        xk[0] = fmaf(-tv.x, ki, xk[0]);
+        xk[1] = fmaf(-tv.y, ki, xk[1]);
+        xk[2] = fmaf(-tv.z, ki, xk[2]);
+        xk[3] = fmaf(-tv.w, ki, xk[3]);
+        xv[0] = fmaf(-tv.x, vi, xv[0]);
+        xv[1] = fmaf(-tv.y, vi, xv[1]);
+        xv[2] = fmaf(-tv.z, vi, xv[2]);
+        xv[3] = fmaf(-tv.w, vi, xv[3]);
       }
 #pragma unroll
       for (int k = 1; k < 4; ++k)
 #pragma unroll
-        for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
+        for (int i = 0; i < k; ++i) {
+          const float tik = Tm[(tb + i) * LT + tb + k];
+          xk[k] = fmaf(-tik, xk[i], xk[k]);
+          xv[k] = fmaf(-tik, xv[i], xv[k]);
+        }
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
+        if (tb + k < cc) {
+          Ks[(tb + k) * LD + j] = xk[k];
+          Vs[(tb + k) * LD + j] = xv[k];
+        }
     }
   }
   __syncthreads();
@@ -187,6 +233,7 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
     vt_out[base + e] = Vs[t * LD + j];
   }
 }
+
 
 // ---------------------------------------------------------------- kernel 2
 
@@ -212,263 +259,386 @@ __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
   }
 }
 
-// A pass block: G rows of S, each in SL = D / E slices of E columns, one thread
-// per slice. Partial sums pass through shared records, one per (step, row) of a
-// sub-chunk of CS steps; U steps at a time are loaded into registers before any
-// is computed or stored (a store to shared memory keeps later loads behind it).
-template <int D, int C, int G, int E>
+// Reduce-scatter of the N live values v[0..N) over the lanes of a group of 2W
+// consecutive lanes (lane bit W and below: `sl`): at each level the lanes l and
+// l ^ W add their values pairwise, the lane without bit W keeping the lower
+// half, the other the upper half. After the levels W, W/2, ..., 1 a lane holds
+// in v[0..N/(2W)) the sums of the values t = sl * N/(2W) + k over the group,
+// each by the same fixed binary tree of lanes (float addition is commutative,
+// so both lanes of a pair compute the same bits).
+template <int N, int W, unsigned MASK = 0xffffffffu, int NV>
+__device__ __forceinline__ void reduce_scatter(float (&v)[NV], int sl) {
+  if constexpr (W >= 1) {
+    static_assert(N % 2 == 0, "a value per lane at least");
+    constexpr int Hf = N / 2;
+    const bool up = (sl & W) != 0;
+#pragma unroll
+    for (int k = 0; k < Hf; ++k) {
+      const float send = up ? v[k] : v[k + Hf];
+      const float keep = up ? v[k + Hf] : v[k];
+      v[k] = keep + __shfl_xor_sync(MASK, send, W);
+    }
+    reduce_scatter<Hf, W / 2, MASK>(v, sl);
+  }
+}
+
+// The levels W, W/2, ..., WSTOP of the same reduce-scatter when each lane holds
+// its values permuted so that at every level its kept half sits in v[0..N/2) and
+// the half it gives away in v[N/2..N) (the producer stores logical value m of a
+// lane at m XOR (the lane's bits W..WSTOP, scaled to N)): no selects, the same
+// pairs summed in the same tree.
+template <int N, int W, int WSTOP, int NV>
+__device__ __forceinline__ void reduce_scatter_permuted(float (&v)[NV]) {
+  if constexpr (W >= WSTOP && W >= 1) {
+    constexpr int Hf = N / 2;
+#pragma unroll
+    for (int k = 0; k < Hf; ++k) v[k] = v[k] + __shfl_xor_sync(0xffffffffu, v[k + Hf], W);
+    reduce_scatter_permuted<Hf, W / 2, WSTOP>(v);
+  }
+}
+
+// A pass block: G = 8 rows of S as G/R row groups; a thread holds R rows x E
+// consecutive columns (register tile: each shared-memory word it loads feeds R
+// FMAs), the SL = D/E threads of a row group are consecutive lanes of one warp.
+// r's partial sums are reduced U = SL/R steps at a time (R*U = SL values, one
+// whole sum per lane after the reduce-scatter).
+template <int D, int C, int R, int E>
 struct PassShape {
-  static constexpr int SL = D / E;                 // slices of a row
-  static constexpr int NT = G * SL;                // threads
-  static constexpr int CS = C < 32 ? C : 32;       // steps per sub-chunk of partial records
-  static constexpr int U = E >= 8 ? 4 : (E == 4 ? 8 : 16);  // steps loaded at once
-  static constexpr int PS = SL + 4;                // record stride of the r partials (floats; padded against bank conflicts)
-  static constexpr int YS = 2 * SL + 4;            // record stride of the (y, ||row||^2) partials
-  static constexpr std::size_t buf_floats = 3 * static_cast<std::size_t>(C) * D + C * G + C;
-  static constexpr std::size_t rec_floats = static_cast<std::size_t>(CS) * G * (PS > YS ? PS : YS);
-  static constexpr std::size_t fixed_floats = rec_floats + 2 * C * G;
-  static constexpr int NBUF = (2 * buf_floats + fixed_floats) * sizeof(float) <= 200 * 1024 ? 2 : 1;
-  static constexpr std::size_t smem_bytes = (NBUF * buf_floats + fixed_floats) * sizeof(float);
-  static_assert(SL % 4 == 0 && D % E == 0 && C % CS == 0 && CS % U == 0, "whole records, sub-chunks and batches");
-  static_assert(NT % (D / 4) == 0 && NT >= C, "loads by whole rows; one thread per step for the norm partials");
+  static constexpr int G = 8;         // rows of a block
+  static constexpr int SL = D / E;    // lanes of a row group
+  static constexpr int NRG = G / R;   // row groups of a block
+  static constexpr int NT = NRG * SL;  // threads
+  static constexpr int U = SL / R;    // steps per reduce-scatter
+  static constexpr std::size_t buf_floats = 2 * static_cast<std::size_t>(C) * D + static_cast<std::size_t>(C) * G;
+  static constexpr std::size_t smem_bytes = (2 * buf_floats + static_cast<std::size_t>(C) * G) * sizeof(float);
+  static_assert(D % E == 0 && SL <= 32 && 32 % SL == 0 && G % R == 0 && SL % R == 0 && C % U == 0,
+                "a row group's lanes in one warp, one whole sum per lane");
+  static_assert(NT % 32 == 0 && G % 4 == 0 && (R == 1 || R == 2 || R == 4), "whole warps; 16-byte vt pieces; r loads");
 };
 
-template <int D, int C, int G, int E, bool BF16>
-__global__ void __launch_bounds__(PassShape<D, C, G, E>::NT, 1)
-    state_pass_kernel(StateParams p, int n_chunks, const float* __restrict__ kt_in, const float* __restrict__ vt_in,
-                      float* __restrict__ part) {
-  using Sh = PassShape<D, C, G, E>;
-  constexpr int SL = Sh::SL, NT = Sh::NT, CS = Sh::CS, U = Sh::U, PS = Sh::PS, YS = Sh::YS, NBUF = Sh::NBUF;
-  constexpr int NG = D / G;      // row groups of a head
-  constexpr int NGMAX = D / 8;   // the partials' stride (scratch_layout)
+template <int D, int C, int R, int E>
+__global__ void __launch_bounds__(PassShape<D, C, R, E>::NT, 1)
+    state_pass_kernel(StateParams p, int n_chunks, const float* __restrict__ kt_in, float* __restrict__ vt_r,
+                      float* __restrict__ sc_out) {
+  using Sh = PassShape<D, C, R, E>;
+  constexpr int G = Sh::G, SL = Sh::SL, NT = Sh::NT, U = Sh::U;
+  constexpr int NG = D / G;  // row blocks of a head
   extern __shared__ __align__(16) float smem[];
-  float* bufs = smem;                        // NBUF x {As, Qs, Ks, Vs, Ds}
-  float* REC = smem + NBUF * Sh::buf_floats;  // CS*G records: r partials (stride PS) or (y, n) partials (stride YS)
-  float* R = REC + Sh::rec_floats;            // r_t,i of the chunk
-  float* NR = R + C * G;                      // rows' squared norms of the chunk
+  float* Rs = smem + 2 * Sh::buf_floats;  // r_t of the block's rows: [C][G]
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / NG, grp = blockIdx.x % NG;
   const int b = bh / H, h = bh % H;
   const int tid = threadIdx.x;
-  const int row = tid / SL, sl = tid % SL;
+  const int rg = tid / SL, sl = tid % SL;
   const int j0 = sl * E;
-  const int i_row = grp * G + row;
+  const int r0 = rg * R;            // the thread's first row within the block
+  const int i0 = grp * G + r0;      // ... within S
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
-  const bool ratio = p.in.den != nullptr;
-  const std::size_t step_stride = static_cast<std::size_t>(H) * D;  // floats between steps of [B, T, H, D]
 
+  // The chunk's a^ and kt rows (all D columns) and vt of the block's rows; rows
+  // past a short last chunk are zeros.
   auto load_chunk = [&](int c, int buf) {
-    float* As = bufs + buf * Sh::buf_floats;
-    float* Qs = As + C * D;
-    float* Ks = Qs + C * D;
+    float* As = smem + buf * Sh::buf_floats;
+    float* Ks = As + C * D;
     float* Vs = Ks + C * D;
-    float* Ds = Vs + C * G;
     const int t0 = c * C, cc = min(C, T - t0);
-    constexpr int Q = D / 4;      // 16-byte pieces of a row
-    constexpr int RS = NT / Q;    // rows per sweep of the block
-    {
-      const int q4 = tid % Q;
-      int t = tid / Q;
-      const std::size_t g0 = row_index(b, t0 + t, h, T, H) * D + 4 * q4;
-      const float* ga = p.in.gate + g0;
-      const float* gq = p.in.phiq + g0;
-      for (; t < cc; t += RS, ga += RS * step_stride, gq += RS * step_stride) {
-        __pipeline_memcpy_async(As + t * D + 4 * q4, ga, 16);
-        __pipeline_memcpy_async(Qs + t * D + 4 * q4, gq, 16);
+    constexpr int Q = D / 4;  // 16-byte pieces of a row
+    const float* kt = kt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
+    for (int e = tid; e < C * Q; e += NT) {
+      const int t = e / Q, q = e % Q;
+      if (t < cc) {
+        __pipeline_memcpy_async(As + t * D + 4 * q, p.in.gate + row_index(b, t0 + t, h, T, H) * D + 4 * q, 16);
+        __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
+      } else {
+        *reinterpret_cast<float4*>(As + t * D + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
+        *reinterpret_cast<float4*>(Ks + 4 * e) = make_float4(0.f, 0.f, 0.f, 0.f);
       }
     }
-    const float* kt = kt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
-    for (int e = tid; e < cc * Q; e += NT) __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
     constexpr int QG = G / 4;
-    for (int e = tid; e < cc * QG; e += NT) {
+    for (int e = tid; e < C * QG; e += NT) {
       const int t = e / QG, q = e % QG;
-      const float* vt = vt_in + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + 4 * q;
-      __pipeline_memcpy_async(Vs + t * G + 4 * q, vt, 16);
+      if (t < cc) {
+        __pipeline_memcpy_async(Vs + t * G + 4 * q, vt_r + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + 4 * q,
+                                16);
+      } else {
+        *reinterpret_cast<float4*>(Vs + t * G + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
+      }
     }
-    if (ratio && tid < cc) __pipeline_memcpy_async(Ds + tid, p.in.den + row_index(b, t0 + tid, h, T, H), 4);
     __pipeline_commit();
   };
 
-  float s[E];
+  float s[R][E];
 #pragma unroll
-  for (int e = 0; e < E; ++e) s[e] = 0.0f;
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int e = 0; e < E; ++e) s[rr][e] = 0.0f;
 
   load_chunk(0, 0);
   for (int c = 0; c < n_chunks; ++c) {
-    const int buf = NBUF == 2 ? (c & 1) : 0;
-    if constexpr (NBUF == 2) {
-      if (c + 1 < n_chunks) {
-        load_chunk(c + 1, buf ^ 1);
-        __pipeline_wait_prior(1);
-      } else {
-        __pipeline_wait_prior(0);
-      }
-    } else {
-      if (c > 0) load_chunk(c, 0);
-      __pipeline_wait_prior(0);
-    }
-    __syncthreads();
-    const float* As = bufs + buf * Sh::buf_floats;
-    const float* Qs = As + C * D;
-    const float* Ks = Qs + C * D;
+    const int buf = c & 1;
+    __pipeline_wait_prior(0);
+    __syncthreads();  // chunk c staged for all; every thread done with chunk c-1 (its buffer and Rs)
+    if (c + 1 < n_chunks) load_chunk(c + 1, buf ^ 1);
+    const float* As = smem + buf * Sh::buf_floats;
+    const float* Ks = As + C * D;
     const float* Vs = Ks + C * D;
-    const float* Ds = Vs + C * G;
     const int t0 = c * C, cc = min(C, T - t0);
 
-    // r of the chunk from the state entering it, a sub-chunk of records at a time.
-    for (int sb = 0; sb < cc; sb += CS) {
-      const int se = min(cc, sb + CS);
-      // A: the row's partial dot products with kt_t over this thread's columns.
-      for (int tb = sb; tb < se; tb += U) {
-        float k[U][E];
+    // S_c for the readout.
 #pragma unroll
-        for (int u = 0; u < U; ++u) lds<E>(k[u], Ks + (tb + u) * D + j0);
+    for (int rr = 0; rr < R; ++rr) {
+      float* dst = sc_out + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + i0 + rr) * D + j0;
+      if constexpr (E % 4 == 0) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
+        for (int q = 0; q < E / 4; ++q)
+          reinterpret_cast<float4*>(dst)[q] = make_float4(s[rr][4 * q], s[rr][4 * q + 1], s[rr][4 * q + 2], s[rr][4 * q + 3]);
+      } else if constexpr (E == 2) {
+        *reinterpret_cast<float2*>(dst) = make_float2(s[rr][0], s[rr][1]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) dst[e] = s[rr][e];
+      }
+    }
+
+    // r of the chunk from S_c, U steps at a time: partial dot products over the
+    // thread's columns (FMA chain, columns in order), summed over the row group's
+    // lanes by a reduce-scatter (steps' levels permuted, rows' levels with selects);
+    // lane sl ends with step sb + sl / R, row r0 + sl % R.
+    const int swz = sl / R;  // step u of the batch sits in slot u ^ swz
+#pragma unroll
+    for (int sb = 0; sb < C; sb += U) {
+      float v[U * R];
+#pragma unroll
+      for (int pu = 0; pu < U; ++pu) {
+        float k[E];
+        lds<E>(k, Ks + (sb + (pu ^ swz)) * D + j0);
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) {
           float acc = 0.0f;
 #pragma unroll
-          for (int e = 0; e < E; ++e) acc = fmaf(s[e], k[u][e], acc);
-          REC[((tb - sb + u) * G + row) * PS + sl] = acc;  // rows past cc: records never read
+          for (int e = 0; e < E; ++e) acc = fmaf(s[rr][e], k[e], acc);
+          v[pu * R + rr] = acc;
         }
       }
-      __syncthreads();
-      // B: r_t,i = vt_t,i - (S_c kt_t)_i, the slices summed in order.
-      for (int pr = tid; pr < (se - sb) * G; pr += NT) {
-        float x[SL];
-        lds<SL>(x, REC + pr * PS);
-        float acc = x[0];
-#pragma unroll
-        for (int q = 1; q < SL; ++q) acc += x[q];
-        R[sb * G + pr] = Vs[sb * G + pr] - acc;
-      }
-      __syncthreads();
+      reduce_scatter_permuted<U * R, SL / 2, R>(v);  // lane bits SL/2 .. R: the steps
+      reduce_scatter<R, R / 2>(v, sl);                // lane bits R/2 .. 1: the rows
+      const int t = sb + sl / R, row = r0 + sl % R;
+      const float r = Vs[t * G + row] - v[0];  // zero rows past cc give r = 0 there: never stored
+      Rs[t * G + row] = r;
+      if (t < cc) vt_r[(static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + row] = r;
     }
-    // The steps, t in order, a sub-chunk of records at a time.
-    for (int sb = 0; sb < cc; sb += CS) {
-      const int se = min(cc, sb + CS);
-      // C: S_ij = fma(r_t,i, a^_t,j, S_ij); partial y and ||row||^2 over this thread's columns.
-      for (int tb = sb; tb < se; tb += U) {
-        float a[U][E], q[U][E], r[U];
+    __syncwarp();
+
+    // The steps, t in order: S_ij = fma(r_t,i, a^_t,j, S_ij).
+#pragma unroll 4
+    for (int t = 0; t < cc; ++t) {
+      float rv[R], a[E];
+      lds<R>(rv, Rs + t * G + r0);
+      lds<E>(a, As + t * D + j0);
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          lds<E>(a[u], As + (tb + u) * D + j0);
-          lds<E>(q[u], Qs + (tb + u) * D + j0);
-          r[u] = R[(tb + u) * G + row];
-        }
-        const int live = se - tb;  // steps of this batch that exist (>= U but in a short last chunk)
+      for (int rr = 0; rr < R; ++rr)
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (u < live) {
-            float y = 0.0f, n = 0.0f;
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-              s[e] = core::state_entry(s[e], r[u], a[u][e]);
-              y = fmaf(s[e], q[u][e], y);
-              n = fmaf(s[e], s[e], n);
-            }
-            *reinterpret_cast<float2*>(REC + ((tb - sb + u) * G + row) * YS + 2 * sl) = make_float2(y, n);
-          }
-        }
-      }
-      __syncthreads();
-      // D: y_t,i and the rows' squared norms, slices in order; o = y / den.
-      for (int pr = tid; pr < (se - sb) * G; pr += NT) {
-        float x[2 * SL];
-        lds<2 * SL>(x, REC + pr * YS);
-        float y = x[0], n = x[1];
-#pragma unroll
-        for (int q = 1; q < SL; ++q) {
-          y += x[2 * q];
-          n += x[2 * q + 1];
-        }
-        const int t = sb + pr / G, rr = pr % G;
-        const float o = ratio ? y / Ds[t] : y;
-        const std::size_t g = row_index(b, t0 + t, h, T, H) * D + grp * G + rr;
-        if constexpr (BF16) {
-          static_cast<std::uint16_t*>(p.o)[g] = core::bf16_bits_rne(o);
-        } else {
-          static_cast<float*>(p.o)[g] = o;
-        }
-        NR[sb * G + pr] = n;
-      }
-      __syncthreads();
+        for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv[rr], a[e]);
     }
-    // E: the block's partial ||S_t||_F^2, rows in order.
-    if (tid < cc) {
-      float acc = NR[tid * G];
-#pragma unroll
-      for (int rr = 1; rr < G; ++rr) acc += NR[tid * G + rr];
-      part[(static_cast<std::size_t>(bh) * T + t0 + tid) * NGMAX + grp] = acc;
-    }
-    // The next iteration's loads into this buffer and its writes of REC, R and NR
-    // come after the barriers that follow.
   }
 
-  float* S = p.S + (static_cast<std::size_t>(bh) * D + i_row) * D + j0;
 #pragma unroll
-  for (int e = 0; e < E; ++e) S[e] = s[e];
+  for (int rr = 0; rr < R; ++rr) {
+    float* S = p.S + (static_cast<std::size_t>(bh) * D + i0 + rr) * D + j0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) S[e] = s[rr][e];
+  }
 }
 
 // ---------------------------------------------------------------- kernel 3
 
-__global__ void state_norm_kernel(const float* __restrict__ part, float* __restrict__ norm, int B, int T, int H, int n_groups,
-                                  int stride) {
-  const std::size_t idx = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t total = static_cast<std::size_t>(B) * T * H;
-  if (idx >= total) return;
-  const int h = static_cast<int>(idx % H);
-  const int t = static_cast<int>((idx / H) % T);
-  const int b = static_cast<int>(idx / (static_cast<std::size_t>(H) * T));
-  const float* x = part + ((static_cast<std::size_t>(b) * H + h) * T + t) * stride;
-  float acc = x[0];
-  for (int g = 1; g < n_groups; ++g) acc += x[g];
-  norm[idx] = core::vsqrt(acc);
+// A readout block: one (b, h, chunk); a thread holds RR = 4 rows x ER = min(D, 16)
+// columns of S, the SLR = D/ER threads of a row group are consecutive lanes. y's
+// partial sums over the thread's columns are reduced UR = 4 steps at a time
+// (RR*UR = 16 values per lane, 16/SLR whole sums per lane after the reduce-scatter).
+template <int D, int C>
+struct ReadShape {
+  static constexpr int RR = 4;
+  static constexpr int ER = D < 16 ? D : 16;
+  static constexpr int SLR = D / ER;
+  static constexpr int NT = (D / RR) * SLR;  // threads
+  static constexpr int UR = 4;
+  static constexpr int NPL = RR * UR / SLR;  // whole y sums per lane
+  static constexpr unsigned MASK = NT >= 32 ? 0xffffffffu : (1u << NT) - 1u;
+  static constexpr int NS = NT + 1;          // stride of a step's norm partials (floats)
+  static constexpr std::size_t smem_bytes =
+      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NS) * sizeof(float);
+  static_assert(ER % 4 == 0 && SLR <= RR * UR && 32 % SLR == 0 && C % UR == 0, "16-byte loads, whole sums per lane");
+};
+
+template <int D, int C, bool BF16>
+__global__ void __launch_bounds__(ReadShape<D, C>::NT)
+    state_readout_kernel(StateParams p, int n_chunks, const float* __restrict__ r_in, const float* __restrict__ sc_in) {
+  using Sh = ReadShape<D, C>;
+  constexpr int RR = Sh::RR, ER = Sh::ER, SLR = Sh::SLR, NT = Sh::NT, UR = Sh::UR, NPL = Sh::NPL, NS = Sh::NS;
+  extern __shared__ __align__(16) float rsmem[];
+  float* As = rsmem;       // a^_t rows [C][D]
+  float* Qs = As + C * D;  // phi(q_t) rows
+  float* Rs = Qs + C * D;  // r_t rows
+  float* Ds = Rs + C * D;  // den_t
+  float* NP = Ds + C;      // norm partials [C][NS]
+
+  const int T = p.T, H = p.H;
+  const int bh = blockIdx.x / n_chunks, c = blockIdx.x % n_chunks;
+  const int b = bh / H, h = bh % H;
+  const int tid = threadIdx.x;
+  const int rg = tid / SLR, sl = tid % SLR;
+  const int j0 = sl * ER;
+  const int r0 = rg * RR;
+  const int t0 = c * C, cc = min(C, T - t0);
+  const bool ratio = p.in.den != nullptr;
+  const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
+
+  {
+    constexpr int Q = D / 4;
+    const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
+    constexpr int IT = C * Q / NT, NB = IT < 4 ? IT : 4;  // NB pieces per thread at a time: loads before stores
+    static_assert(C * Q % NT == 0 && IT % NB == 0, "whole batches");
+#pragma unroll 1
+    for (int i0 = 0; i0 < IT; i0 += NB) {
+      float4 a[NB], qv[NB], rv[NB];
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        const int e = (i0 + i) * NT + tid;
+        const int t = e / Q, q = e % Q;
+        a[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        qv[i] = a[i];
+        rv[i] = a[i];
+        if (t < cc) {
+          const std::size_t g = row_index(b, t0 + t, h, T, H) * D + 4 * q;
+          a[i] = __ldg(reinterpret_cast<const float4*>(p.in.gate + g));
+          qv[i] = __ldg(reinterpret_cast<const float4*>(p.in.phiq + g));
+          rv[i] = __ldg(reinterpret_cast<const float4*>(rr) + e);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        const int e = (i0 + i) * NT + tid;
+        reinterpret_cast<float4*>(As)[e] = a[i];
+        reinterpret_cast<float4*>(Qs)[e] = qv[i];
+        reinterpret_cast<float4*>(Rs)[e] = rv[i];
+      }
+    }
+    for (int t = tid; t < C; t += NT) Ds[t] = ratio && t < cc ? p.in.den[row_index(b, t0 + t, h, T, H)] : 1.0f;
+  }
+  float s[RR][ER];
+#pragma unroll
+  for (int rr = 0; rr < RR; ++rr) {
+    const float4* src = reinterpret_cast<const float4*>(sc_in + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + r0 + rr) * D + j0);
+#pragma unroll
+    for (int q = 0; q < ER / 4; ++q) {
+      const float4 v = __ldg(src + q);
+      s[rr][4 * q] = v.x;
+      s[rr][4 * q + 1] = v.y;
+      s[rr][4 * q + 2] = v.z;
+      s[rr][4 * q + 3] = v.w;
+    }
+  }
+  __syncthreads();
+
+  // Steps past a short last chunk see zero r and a^ (S unchanged) and store nothing.
+#pragma unroll 1
+  for (int g = 0; g < cc; g += UR) {
+    float yv[UR * RR];
+#pragma unroll
+    for (int u = 0; u < UR; ++u) {
+      const int t = g + u;
+      float rv[RR], a[ER], q[ER];
+      lds<RR>(rv, Rs + t * D + r0);
+      lds<ER>(a, As + t * D + j0);
+      lds<ER>(q, Qs + t * D + j0);
+      float n = 0.0f;
+#pragma unroll
+      for (int rr = 0; rr < RR; ++rr) {
+        float y = 0.0f;
+#pragma unroll
+        for (int e = 0; e < ER; ++e) {
+          s[rr][e] = core::state_entry(s[rr][e], rv[rr], a[e]);
+          y = fmaf(s[rr][e], q[e], y);
+          n = fmaf(s[rr][e], s[rr][e], n);
+        }
+        yv[u * RR + rr] = y;
+      }
+      NP[t * NS + tid] = n;
+    }
+    reduce_scatter<UR * RR, SLR / 2, Sh::MASK>(yv, sl);
+#pragma unroll
+    for (int k = 0; k < NPL; ++k) {
+      const int idx = sl * NPL + k;
+      const int t = g + idx / RR, row = r0 + idx % RR;
+      if (t < cc) {
+        const float y = yv[k];
+        const float o = ratio ? y / Ds[t] : y;
+        const std::size_t gi = row_index(b, t0 + t, h, T, H) * D + row;
+        if constexpr (BF16) {
+          static_cast<std::uint16_t*>(p.o)[gi] = core::bf16_bits_rne(o);
+        } else {
+          static_cast<float*>(p.o)[gi] = o;
+        }
+      }
+    }
+  }
+  __syncthreads();
+  for (int t = tid; t < cc; t += NT) {
+    const float* x = NP + t * NS;
+    float acc = x[0];
+    for (int k = 1; k < NT; ++k) acc += x[k];
+    p.state_norm[row_index(b, t0 + t, h, T, H)] = core::vsqrt(acc);
+  }
 }
 
 // ---------------------------------------------------------------- launch
 
-template <int D, int C, int G, int E, bool BF16>
+template <int D, int C, int R, int E, bool BF16>
 void launch_typed(const StateParams& p, cudaStream_t s, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
   auto* base = static_cast<char*>(p.scratch);
   auto* kt = reinterpret_cast<float*>(base + l.kt);
   auto* vt = reinterpret_cast<float*>(base + l.vt);
-  auto* part = reinterpret_cast<float*>(base + l.part);
+  auto* sc = reinterpret_cast<float*>(base + l.sc);
   const int n_chunks = (p.T + C - 1) / C;
   const int bh = p.B * p.H;
+  const std::size_t blocks_chunks = static_cast<std::size_t>(bh) * n_chunks;
 
   if (parts & kPrep) {
     constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
     VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(prep_smem)));
-    state_prep_kernel<D, C, BF16>
-        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * n_chunks), kThreads, prep_smem, s>>>(p, n_chunks, kt, vt);
+    state_prep_kernel<D, C, BF16><<<static_cast<unsigned>(blocks_chunks), kThreads, prep_smem, s>>>(p, n_chunks, kt, vt);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
   if (parts & kPass) {
-    using Sh = PassShape<D, C, G, E>;
-    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, G, E, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    using Sh = PassShape<D, C, R, E>;
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, R, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(Sh::smem_bytes)));
-    state_pass_kernel<D, C, G, E, BF16>
-        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * (D / G)), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, kt, vt, part);
+    state_pass_kernel<D, C, R, E>
+        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * (D / Sh::G)), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, kt, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
-  if (parts & kNorm) {
-    const std::size_t total = static_cast<std::size_t>(bh) * p.T;
-    state_norm_kernel<<<static_cast<unsigned>((total + 255) / 256), 256, 0, s>>>(part, p.state_norm, p.B, p.T, p.H, D / G, D / 8);
+  if (parts & kReadout) {
+    using Sh = ReadShape<D, C>;
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(Sh::smem_bytes)));
+    state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(blocks_chunks), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
 }
 
-// The configurations built: 8 rows of D/16 columns per thread (every D), and for
-// D = 64 also 8 rows of 2 columns (256 threads) and 16 rows of 8 columns.
+// The pass's thread tiles built (rows x columns per thread, blocks of 8 rows):
+// 4 x max(D/32, 1) for every D; for D = 64 also 2 x 2 and 1 x 4.
 template <int D, int C, bool BF16>
 void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
-  if (cfg.rows == 8 && cfg.elems == D / kSlices) return launch_typed<D, C, 8, D / kSlices, BF16>(p, s, parts);
+  constexpr int E0 = D >= 32 ? D / 32 : 1;
+  if (cfg.rows == 4 && cfg.elems == E0) return launch_typed<D, C, 4, E0, BF16>(p, s, parts);
   if constexpr (D == 64) {
-    if (cfg.rows == 8 && cfg.elems == 2) return launch_typed<D, C, 8, 2, BF16>(p, s, parts);
-    if (cfg.rows == 16 && cfg.elems == 8) return launch_typed<D, C, 16, 8, BF16>(p, s, parts);
+    if (cfg.rows == 2 && cfg.elems == 2) return launch_typed<D, C, 2, 2, BF16>(p, s, parts);
+    if (cfg.rows == 1 && cfg.elems == 4) return launch_typed<D, C, 1, 4, BF16>(p, s, parts);
   }
   throw std::invalid_argument("scan state: " + std::to_string(cfg.rows) + " rows of " + std::to_string(cfg.elems) +
                               " columns per thread not built for D=" + std::to_string(D));
@@ -505,7 +675,10 @@ StateConfig state_config(int B, int H, int D, int C) {
   (void)B;
   (void)H;
   (void)C;
-  return StateConfig{8, D / kSlices};
+  // D = 64: 2 x 2 measured fastest on the H200 (reports/gpu/2026-12-01-h200-scan-state.md, v3);
+  // the other D: 4 x max(D/32, 1), the one tile built for them.
+  if (D == 64) return StateConfig{2, 2};
+  return StateConfig{4, D >= 32 ? D / 32 : 1};
 }
 
 void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
@@ -522,7 +695,7 @@ void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, 
 }
 
 void launch_state(const StateParams& p, cudaStream_t s) {
-  launch_state_config(p, s, state_config(p.B, p.H, p.D, p.C), kPrep | kPass | kNorm);
+  launch_state_config(p, s, state_config(p.B, p.H, p.D, p.C), kPrep | kPass | kReadout);
 }
 
 }  // namespace vla::gpu::scan
