@@ -90,6 +90,21 @@ __device__ __forceinline__ std::size_t row_index(int b, int t, int h, int T, int
   return (static_cast<std::size_t>(b) * T + t) * H + h;
 }
 
+// IT loads per thread, NB at a time: a batch's loads are all issued before its
+// stores (load(i) returns what store(i, x) writes).
+template <int IT, int NB, class V, class Load, class Store>
+__device__ __forceinline__ void load_batched(Load load, Store store) {
+  static_assert(IT % NB == 0, "whole batches");
+#pragma unroll 1
+  for (int i0 = 0; i0 < IT; i0 += NB) {
+    V x[NB];
+#pragma unroll
+    for (int i = 0; i < NB; ++i) x[i] = load(i0 + i);
+#pragma unroll
+    for (int i = 0; i < NB; ++i) store(i0 + i, x[i]);
+  }
+}
+
 // ---------------------------------------------------------------- kernel 1
 
 template <int D, int C>
@@ -115,40 +130,34 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
   const int t0 = c * C;
   const int cc = min(C, T - t0);
 
-  // The chunk's rows, NB elements per thread at a time: all loads issued before the stores.
+  // The chunk's rows, 8 elements per thread at a time (rows past cc: zeros).
   {
-    constexpr int EPT = C * D / kThreads, NB = EPT < 8 ? EPT : 8;
-    static_assert(C * D % kThreads == 0 && EPT % NB == 0, "whole batches");
-#pragma unroll 1
-    for (int e0 = 0; e0 < EPT; e0 += NB) {
-      float a[NB], k[NB], v[NB];
-#pragma unroll
-      for (int q = 0; q < NB; ++q) {
-        const int e = (e0 + q) * kThreads + threadIdx.x;
-        const int t = e / D, j = e % D;
-        a[q] = 0.0f;
-        k[q] = 0.0f;
-        v[q] = 0.0f;
-        if (t < cc) {
-          const std::size_t g = row_index(b, t0 + t, h, T, H) * D + j;
-          a[q] = __ldg(p.in.gate + g);
-          k[q] = __ldg(p.in.khat + g);
-          if constexpr (BF16) {
-            v[q] = core::bf16_bits_to_float(__ldg(static_cast<const unsigned short*>(p.v) + g));
-          } else {
-            v[q] = __ldg(static_cast<const float*>(p.v) + g);
+    constexpr int EPT = C * D / kThreads;
+    static_assert(C * D % kThreads == 0, "whole rows per sweep");
+    load_batched<EPT, (EPT < 8 ? EPT : 8), float3>(
+        [&](int i) {
+          const int e = i * kThreads + threadIdx.x;
+          const int t = e / D, j = e % D;
+          float3 x = make_float3(0.0f, 0.0f, 0.0f);
+          if (t < cc) {
+            const std::size_t g = row_index(b, t0 + t, h, T, H) * D + j;
+            x.x = __ldg(p.in.gate + g);
+            x.y = __ldg(p.in.khat + g);
+            if constexpr (BF16) {
+              x.z = core::bf16_bits_to_float(__ldg(static_cast<const unsigned short*>(p.v) + g));
+            } else {
+              x.z = __ldg(static_cast<const float*>(p.v) + g);
+            }
           }
-        }
-      }
-#pragma unroll
-      for (int q = 0; q < NB; ++q) {
-        const int e = (e0 + q) * kThreads + threadIdx.x;
-        const int t = e / D, j = e % D;
-        As[t * LD + j] = a[q];
-        Ks[t * LD + j] = k[q];
-        Vs[t * LD + j] = v[q];
-      }
-    }
+          return x;
+        },
+        [&](int i, const float3& x) {
+          const int e = i * kThreads + threadIdx.x;
+          const int t = e / D, j = e % D;
+          As[t * LD + j] = x.x;
+          Ks[t * LD + j] = x.y;
+          Vs[t * LD + j] = x.z;
+        });
   }
   __syncthreads();
 
@@ -498,33 +507,31 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
   {
     constexpr int Q = D / 4;
     const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
-    constexpr int IT = C * Q / NT, NB = IT < 4 ? IT : 4;  // NB pieces per thread at a time: loads before stores
-    static_assert(C * Q % NT == 0 && IT % NB == 0, "whole batches");
-#pragma unroll 1
-    for (int i0 = 0; i0 < IT; i0 += NB) {
-      float4 a[NB], qv[NB], rv[NB];
-#pragma unroll
-      for (int i = 0; i < NB; ++i) {
-        const int e = (i0 + i) * NT + tid;
-        const int t = e / Q, q = e % Q;
-        a[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-        qv[i] = a[i];
-        rv[i] = a[i];
-        if (t < cc) {
-          const std::size_t g = row_index(b, t0 + t, h, T, H) * D + 4 * q;
-          a[i] = __ldg(reinterpret_cast<const float4*>(p.in.gate + g));
-          qv[i] = __ldg(reinterpret_cast<const float4*>(p.in.phiq + g));
-          rv[i] = __ldg(reinterpret_cast<const float4*>(rr) + e);
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < NB; ++i) {
-        const int e = (i0 + i) * NT + tid;
-        reinterpret_cast<float4*>(As)[e] = a[i];
-        reinterpret_cast<float4*>(Qs)[e] = qv[i];
-        reinterpret_cast<float4*>(Rs)[e] = rv[i];
-      }
-    }
+    constexpr int IT = C * Q / NT;  // 4 pieces per thread at a time (rows past cc: zeros)
+    static_assert(C * Q % NT == 0, "whole rows per sweep");
+    struct Piece {
+      float4 a, q, r;
+    };
+    load_batched<IT, (IT < 4 ? IT : 4), Piece>(
+        [&](int i) {
+          const int e = i * NT + tid;
+          const int t = e / Q, q = e % Q;
+          const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+          Piece x{z, z, z};
+          if (t < cc) {
+            const std::size_t g = row_index(b, t0 + t, h, T, H) * D + 4 * q;
+            x.a = __ldg(reinterpret_cast<const float4*>(p.in.gate + g));
+            x.q = __ldg(reinterpret_cast<const float4*>(p.in.phiq + g));
+            x.r = __ldg(reinterpret_cast<const float4*>(rr) + e);
+          }
+          return x;
+        },
+        [&](int i, const Piece& x) {
+          const int e = i * NT + tid;
+          reinterpret_cast<float4*>(As)[e] = x.a;
+          reinterpret_cast<float4*>(Qs)[e] = x.q;
+          reinterpret_cast<float4*>(Rs)[e] = x.r;
+        });
     for (int t = tid; t < C; t += NT) Ds[t] = ratio && t < cc ? p.in.den[row_index(b, t0 + t, h, T, H)] : 1.0f;
   }
   float s[RR][ER];
