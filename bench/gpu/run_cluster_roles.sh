@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Where kernel v5's step goes (reports/gpu/FLOOR.md, "Kernel v5: where the step
-# goes"), in one short device call: per-role clocks of the cluster kernel and its
-# push variants (bench_cluster_roles), and the check that the probe parameter left
-# the shipped kernel's SASS unchanged.
+# Where kernels v5's and v6's steps go (reports/gpu/FLOOR.md, "Kernel v5: where the
+# step goes", "Kernel v6"), in one short device call: v5, v6a and v6 timed and
+# bit-compared, per-role clocks of each and v6's push variants (bench_cluster_roles),
+# and the check that v5's instances in the working tree have REV's SASS.
 #   bench/gpu/run_cluster_roles.sh cubins DIR [REV]   (here, nvcc only: DIR/old.cubin from
 #       git REV (default HEAD~) and DIR/new.cubin from the working tree, the cluster
 #       kernel's shipped instances; carry DIR to the device)
