@@ -12,9 +12,9 @@
 //   R = V T^{-1} - S_c K T^{-1}     (UT form: r_t = v_t - S_{t-1} k^_t exactly)
 // gives every residual of the chunk from the state entering it, and the chunk's
 // steps are the recurrence's own update S_t = S_{t-1} + r_t a^_t^T (entries
-// S_ij + r_i a_j), norm ||S_t||_F and readout S_t phi(q_t). A kernel runs the
-// chunks' operands (T, K T^{-1}, V T^{-1}) in parallel and only this pass over
-// chunks in order, split over S's rows.
+// fma(r_i, a_j, S_ij): core::state_entry), norm ||S_t||_F and readout
+// S_t phi(q_t). A kernel runs the chunks' operands (T, K T^{-1}, V T^{-1}) in
+// parallel and only this pass over chunks in order, split over S's rows.
 //
 // GateScalar is the precision of the gate stage (the kernels: double); the
 // inputs enter it exactly and the gates are rounded to Scalar once. The
@@ -115,7 +115,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C) {
         Vec n = Structure::normaliser_prefix(n_c, n_prev);
         for (int t = 0; t < len; ++t) {
           for (int i = 0; i < d.Dv; ++i)
-            for (int j = 0; j < d.Dk; ++j) S(i, j) = S(i, j) + R(i, t) * Ah(j, t);
+            for (int j = 0; j < d.Dk; ++j) S(i, j) = core::state_entry(S(i, j), R(i, t), Ah(j, t));  // the recurrence's fma
           n += in.PhiK.col(t);
           Scalar n2 = Scalar(0);
           for (int i = 0; i < d.Dv; ++i) n2 += Scalar(S.row(i).squaredNorm());
