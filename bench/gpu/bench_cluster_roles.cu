@@ -3,7 +3,8 @@
 // (gpu/cuda/cluster_kernel.cuh) in three layouts (v5: FusedTraitsCluster<D, 2,
 // false>, warp 0 of the A block forms the gate; v6a: a gate warp beside the A
 // block's NT threads; v6: FusedTraitsClusterShipped<D>, the gate warp and a
-// feature warp, no barrier at chunk boundaries; v6a and v6 are checked bit for
+// feature warp, one A-block barrier per chunk boundary; v6c: v6 with the A
+// block's input copies on the feature warp; v6a, v6 and v6c are checked bit for
 // bit against v5 on the same inputs) with probes of its own (its third template
 // parameter; the shipped kernel's probe records nothing):
 //   * per-step clocks (clock64, lane 0 of every warp of the first head's three
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../gpu/cuda/fused_kernel.cuh"
@@ -174,7 +176,11 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
   const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
   auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
   std::printf("\n### D = %d, %s (%s): %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name,
-              Tr::FEATURE_WARP ? "v6, gate and feature warps" : Tr::GATE_WARP ? "v6a, gate warp" : "v5", us, T, ghz, us * 1e3 * ghz);
+              Tr::FEATURE_COPIES ? "v6c, gate and feature warps, copies on the feature warp"
+              : Tr::FEATURE_WARP ? "v6, gate and feature warps"
+              : Tr::GATE_WARP    ? "v6a, gate warp"
+                                 : "v5",
+              us, T, ghz, us * 1e3 * ghz);
   // Per block, warps 0 and 1: the segments between marks (cycles), steps away from
   // and at chunk boundaries (t + 1 a multiple of kChunk), steps t_lo .. t_hi.
   static const char* const seg_a[] = {"top->reduced", "reduced->synced", "synced->formed", "formed->pushed", "pushed->end", "end->next top", "period"};
@@ -268,7 +274,9 @@ template <int D>
 void run(int t_time, int t_probe, FILE* csv) {
   using V5 = gpu::FusedTraitsCluster<D, 2, false>;
   using V6a = gpu::FusedTraitsCluster<D, 2, true, false>;
-  using V6 = gpu::FusedTraitsClusterShipped<D>;
+  using V6 = gpu::FusedTraitsCluster<D, 2, true, true>;
+  using V6c = gpu::FusedTraitsCluster<D, 2, true, true, true>;
+  static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c>);
   using gpu::detail::ClusterNoProbe;
   using gpu::detail::kPushAtStep;
   using gpu::detail::kPushLate;
@@ -292,14 +300,17 @@ void run(int t_time, int t_probe, FILE* csv) {
     };
     std::printf("| v6a (gate warp) | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
     compare("v6a");
-    std::printf("| v6 (gate and feature warps; shipped) | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
+    std::printf("| v6 (gate and feature warps) | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
     compare("v6");
     std::printf("| v6 push late (a_{t-1} after step t's barrier) | %.4f |\n", us_per_step<V6, Probe<false, kPushLate>>(pr));
     compare("v6 push late");
     std::printf("| v6 push at chunk ends only (timing only: stale gates) | %.4f |\n", us_per_step<V6, Probe<false, kPushChunkEnd>>(pr));
+    std::printf("| v6c (copies on the feature warp; shipped) | %.4f |\n", us_per_step<V6c, ClusterNoProbe>(pr));
+    compare("v6c");
     std::printf("| v5 again | %.4f |\n", us_per_step<V5, ClusterNoProbe>(pr));
     std::printf("| v6a again | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
     std::printf("| v6 again | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
+    std::printf("| v6c again | %.4f |\n", us_per_step<V6c, ClusterNoProbe>(pr));
     std::printf("bits: %s\n", bad == 0 ? "every v6 variant equals v5" : "MISMATCH");
     std::fflush(stdout);
   }
@@ -307,6 +318,7 @@ void run(int t_time, int t_probe, FILE* csv) {
   probe<V5, kPushAtStep>(pr, "push at the step", csv);
   probe<V6a, kPushAtStep>(pr, "push at the step", csv);
   probe<V6, kPushAtStep>(pr, "push at the step", csv);
+  probe<V6c, kPushAtStep>(pr, "push at the step", csv);
 }
 
 std::vector<int> parse_ints(const char* s) {

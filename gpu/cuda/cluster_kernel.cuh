@@ -34,16 +34,18 @@
 // after kSpinLimitNs without progress the kernel prints which wait and traps (a
 // cluster's blocks are co-resident, so this means a bug).
 //
-// v6 (FusedTraitsCluster's GATE_WARP, FEATURE_WARP; the launcher's layout): the
+// v6 (FusedTraitsCluster's GATE_WARP, FEATURE_WARP, FEATURE_COPIES; the launcher's layout): the
 // A block's step was paced by warp 0, which formed a_t on top of its share of
 // the A update. In v6 the NT threads holding A run only z, delta, g and the A
 // update; a gate warp after them reads z at the same barrier, forms a_t with
 // v5's warp 0's trees and pushes it, and waits for the S blocks' consumption; a
-// feature warp computes the next chunk's k^ and u a few steps at a time between
-// the per-step barriers (the inputs are copied a chunk earlier than in v5) and
-// sums ||S_t||_F, so a chunk boundary costs the A block no barrier. The S blocks
-// have the same extra warps, idle. The same values in the same order: bits equal
-// v5's (bench_cluster_roles checks this, test_gpu_cuda against the twin).
+// feature warp, outside the per-step barriers, computes the next chunk's k^ and
+// u during the current chunk (the inputs are copied a chunk earlier than in v5;
+// with FEATURE_COPIES, the shipped layout, by the feature warp itself, k and u
+// only) and sums ||S_t||_F, so a chunk boundary costs the A warps one barrier.
+// The S blocks have the same extra warps, idle. The same values in the same
+// order: bits equal v5's (bench_cluster_roles checks this, test_gpu_cuda against
+// the twin).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -175,7 +177,7 @@ template <class Tr, class Prec, class Probe>
 __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh) {
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NS = Tr::NS, NW = Tr::NW;
   constexpr int RPW = 32 * R / G;  // rows per warp of the twin's layout (TwinPolicy::sum)
-  constexpr bool GW = Tr::GATE_WARP, FW = Tr::FEATURE_WARP;
+  constexpr bool GW = Tr::GATE_WARP, FW = Tr::FEATURE_WARP, FC = Tr::FEATURE_COPIES;
   auto& sm = cs.f;
   const int tid = threadIdx.x, c = tid % G, gi = tid / G, T = p.T;
   float MA[R][CW];
@@ -222,10 +224,25 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   if constexpr (FW) __pipeline_wait_prior(0);
   if (compute) feature_vectors<Tr, Prec, NT>(sm, p, 0, min(kChunk, T), gi, c, false);
   __syncthreads();
-  if constexpr (FW) issue_chunk(copy, 2);
+  if constexpr (FW && !FC) issue_chunk(copy, 2);
   if constexpr (FW) {
     if (feat_warp) {
       const int last = (T - 1) / kChunk;
+      // FC: this warp's copies of step t's k (and u) into its ring slot (the
+      // block's threads copied chunks 0 and 1), one commit group per step.
+      using In = typename Prec::In;
+      constexpr int EPV = 16 / static_cast<int>(sizeof(In)), CPV = D / EPV;  // elements per piece, pieces per vector
+      const int pieces = (p.u != nullptr ? 2 : 1) * CPV;
+      const std::size_t stride = std::size_t(p.H) * D, base = (std::size_t(bh / p.H) * T * p.H + bh % p.H) * D;
+      [[maybe_unused]] auto copy_step = [&](int t) {
+        if (t < T)
+          for (int i = wi; i < pieces; i += 32) {
+            const int v = i / CPV, part = i % CPV;
+            const In* src = static_cast<const In*>(v == 0 ? p.k : p.u) + base + std::size_t(t) * stride + part * EPV;
+            __pipeline_memcpy_async(&sm.ring[t & (kRing - 1)][v == 0 ? 1 : 3][part * EPV], src, 16);
+          }
+        __pipeline_commit();
+      };
       // The feature warp: during chunk ck, the norms of chunk ck - 3 (sent before
       // the S blocks' arrival for chunk ck - 2, which the gate warp waited for
       // before the boundary's barrier) and the features of chunk ck + 1 (its
@@ -233,9 +250,16 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
       // the A block's one barrier per chunk that it joins.
 #pragma unroll 1
       for (int ck = 0; ck <= last; ++ck) {
+        if constexpr (FC)  // chunk ck + 2 into the slots of chunk ck, whose inputs this warp read before the last barrier
+#pragma unroll 1
+          for (int s = 0; s < kChunk; ++s) copy_step((ck + 2) * kChunk + s);
         if (ck >= 3) write_norms(ck - 3);
         const int t0 = (ck + 1) * kChunk;
         if (t0 < T) {
+          if constexpr (FC) {
+            if (ck >= 1) __pipeline_wait_prior(kChunk);  // chunk ck + 1 (copied during chunk ck - 1) has landed
+            __syncwarp();  // and is visible to every lane
+          }
           feature_vectors<Tr, Prec, 32>(sm, p, t0, min(kChunk, T - t0), wi / G, c, false);
           __syncthreads();
         }
@@ -320,13 +344,13 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
       // (the gate warp waits for it before it refills those gate slots) ordered
       // before its norm sums.
       const int ca = (t + 1) / kChunk;
-      if (compute) __pipeline_wait_prior(0);  // chunk ca + 1's inputs (this thread's copies) have landed
+      if (compute && !FC) __pipeline_wait_prior(0);  // chunk ca + 1's inputs (this thread's copies) have landed
       if (gate_warp && ca >= 2)
         spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
                    "the S blocks to consume the gate ring");
       __syncthreads();
       Probe::mark(kMarkBoundary, t);
-      if (compute) issue_chunk(copy, ca + 2);  // into the slots of chunk ca, whose inputs the feature warp has read
+      if (compute && !FC) issue_chunk(copy, ca + 2);  // into the slots of chunk ca, whose inputs the feature warp has read
     } else if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
       const int ca = (t + 1) / kChunk;
       __pipeline_wait_prior(0);  // chunk ca's inputs (this thread's copies) have landed

@@ -84,23 +84,28 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // block's first extra warp forms a_t and pushes it (outside the A update's
 // warps: it reads z from the shared memory their barrier publishes, with the
 // same trees as v5's warp 0). FEATURE_WARP (with GATE_WARP): a second extra
-// warp computes the next chunk's features (k^, u) a few steps at a time between
-// the per-step barriers, and sums ||S_t||_F, so that a chunk boundary costs the
-// A block no barrier. Same arithmetic in every variant: the same twin.
-template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false>
+// warp, outside the per-step barriers, computes the next chunk's features (k^,
+// u) during the current chunk and sums ||S_t||_F, so that a chunk boundary costs
+// the A block one barrier. FEATURE_COPIES (with FEATURE_WARP): the feature warp also
+// copies the A block's inputs (k, and u where given), so that a chunk boundary
+// costs the A warps nothing but the barrier. Same arithmetic in every variant: the same twin.
+template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false>
 struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
   static constexpr int NS = NS_;               // S blocks
   static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
   static constexpr int SR = FusedTraitsCluster::R / NS;  // rows per thread of an S block
   static constexpr bool GATE_WARP = GATE_WARP_;
   static constexpr bool FEATURE_WARP = FEATURE_WARP_;
+  static constexpr bool FEATURE_COPIES = FEATURE_COPIES_;
   static constexpr int BLOCK = FusedTraitsCluster::NT + 32 * (int(GATE_WARP) + int(FEATURE_WARP));  // threads per block
   static_assert(GATE_WARP || !FEATURE_WARP, "the feature warp comes with the gate warp");
+  static_assert(FEATURE_WARP || !FEATURE_COPIES, "the feature copies come with the feature warp");
   static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
   static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
 };
-// The cluster layout the launcher runs (FusedLayout::cluster): kernel v6.
+// The cluster layout the launcher runs (FusedLayout::cluster): kernel v6, with
+// the gate warp, the feature warp and its copies (reports/gpu/FLOOR.md, "Kernel v6").
 template <int D>
-using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true>;
+using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true>;
 
 }  // namespace vla::gpu
