@@ -61,20 +61,29 @@ struct Curves {
 std::map<std::string, Curves> run_stream(const Stream& s, const Options& opt, int C, bool cuda, bool envelopes) {
   std::map<std::string, Curves> out;
   std::map<std::string, Outputs> refs;  // keyed by the consumed input type
+  // Computed once per stream and shared by the kinds that have them in common:
+  // the fused counterpart's error curves (fp32 serves three kinds) and the
+  // envelopes (one per error model: deps::chunked_model).
+  std::map<impl::Kind, std::vector<std::vector<double>>> fused_curves;
+  std::map<std::string, std::vector<std::vector<double>>> envs;
   for (const std::string& kind : deps::chunked_kinds()) {
     const Stream in = deps::chunked_consumed_inputs(s, kind);
     const std::string type = deps::chunked_bf16_inputs(kind) ? "bf16" : "float";
     if (!refs.count(type)) refs[type] = run_reference(in, opt, {s.dims.T}).out;
     const Outputs& ref = refs.at(type);
     const Outputs ch = deps::run_chunked(s, opt, kind, cuda, C);
-    const Outputs fu = deps::run_kernel(s, opt, deps::chunked_counterpart(kind), cuda);
-    Curves c;
-    for (int h = 0; h < s.dims.H; ++h) {
-      c.chunked.push_back(step_rel_error(ch, ref, 0, h));
-      c.fused.push_back(step_rel_error(fu, ref, 0, h));
+    const impl::Kind counterpart = deps::chunked_counterpart(kind);
+    if (!fused_curves.count(counterpart)) {
+      const Outputs fu = deps::run_kernel(s, opt, counterpart, cuda);
+      for (int h = 0; h < s.dims.H; ++h) fused_curves[counterpart].push_back(step_rel_error(fu, ref, 0, h));
     }
+    Curves c;
+    c.fused = fused_curves.at(counterpart);
+    for (int h = 0; h < s.dims.H; ++h) c.chunked.push_back(step_rel_error(ch, ref, 0, h));
     if (envelopes) {
-      c.env = deps::chunked_envelopes(kind, in, opt, ref);
+      const std::string model = deps::chunked_model(kind);
+      if (!envs.count(model)) envs[model] = deps::chunked_envelopes(model, in, opt, ref);
+      c.env = envs.at(model);
       for (int h = 0; h < s.dims.H; ++h) c.exits.push_back(first_exit(c.chunked[h], c.env[h]));
     }
     out[kind] = std::move(c);

@@ -23,6 +23,11 @@ impl::Kind chunked_counterpart(const std::string& kind) {
 
 bool chunked_bf16_inputs(const std::string& kind) { return kind == "chunked-bf16" || kind == "chunked-scan-bf16"; }
 
+// chunked-scan-fp32's precision (float in, out and state) and baselines (the
+// recurrence, no state rounding) are chunked-fp32's: gpu/src/chunked_impl.cpp,
+// accuracy::precision_of and accuracy::baselines of the ChunkedKind.
+std::string chunked_model(const std::string& kind) { return kind == "chunked-scan-fp32" ? "chunked-fp32" : kind; }
+
 Outputs run_chunked(const Stream& s, const Options& opt, const std::string& kind, bool cuda, int C) {
 #if defined(VLA_REPORT_HAVE_CHUNKED)
   const impl::ChunkedKind k = impl::parse_chunked_kind(kind);

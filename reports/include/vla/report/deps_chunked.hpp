@@ -21,6 +21,9 @@ const std::vector<std::string>& chunked_kinds();
 impl::Kind chunked_counterpart(const std::string& kind);
 // Whether the kind consumes bf16 inputs (chunked-bf16, chunked-scan-bf16).
 bool chunked_bf16_inputs(const std::string& kind);
+// The kind whose error model (precision and baselines, hence envelope) the kind
+// has: itself, or chunked-fp32 for chunked-scan-fp32.
+std::string chunked_model(const std::string& kind);
 // The chunked implementation on the GPU (cuda) or as its CPU twin, chunk size C.
 Outputs run_chunked(const Stream& s, const Options& opt, const std::string& kind, bool cuda, int C);
 // The inputs exactly as it consumes them (rounded to float, or to bf16).
