@@ -102,7 +102,7 @@ Register reg{Command{
       auto a = std::make_shared<GateArgs>();
       sub.add_flag("--quick", a->quick, "The quick battery and fuzz budget (within 60 s on 2 cores)");
       a->o_impl = sub.add_option("--impl", a->impl,
-                                 "Implementations, comma-separated: fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, production, chunked, honest, mutants, or a variant's name")
+                                 "Implementations, comma-separated: fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16, production, chunked, chunked-scan, honest, mutants, or a variant's name")
                       ->capture_default_str();
       sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--junit", a->junit, "Write JUnit XML");

@@ -74,46 +74,6 @@ KernelInfo chunked_kernel_info(impl::ChunkedKind kind, int D, int C) {
   return chunked::info_prec<PrecFp32>(D, C);
 }
 
-DeviceRun::DeviceRun(const HostInputs& in_, const Options& opt) : in(in_), p(make_params(opt, in_.dims, in_.has_u)) {
-  const Dims& d = in.dims;
-  for (int w = 0; w < 4; ++w) {
-    if (w == 3 && !in.has_u) continue;
-    buf[w] = in.bf16 ? upload(in.h[w]) : upload(in.f[w]);
-  }
-  p.q = buf[0].get();
-  p.k = buf[1].get();
-  p.v = buf[2].get();
-  p.u = in.has_u ? buf[3].get() : nullptr;
-  o = device_poisoned(d.v_size() * (in.bf16 ? 2 : 4));
-  S = device_poisoned(std::size_t(d.B) * d.H * d.Dv * d.Dk * 4);
-  A = device_poisoned(std::size_t(d.B) * d.H * d.Dk * d.Dk * 4);
-  norm = device_poisoned(std::size_t(d.B) * d.T * d.H * 4);
-  p.o = o.get();
-  p.S = static_cast<float*>(S.get());
-  p.A = static_cast<float*>(A.get());
-  p.state_norm = static_cast<float*>(norm.get());
-}
-
-Outputs DeviceRun::outputs() const {
-  const Dims& d = in.dims;
-  const std::size_t n_o = d.v_size(), n_s = std::size_t(d.B) * d.H * d.Dv * d.Dk, n_a = std::size_t(d.B) * d.H * d.Dk * d.Dk,
-                    n_norm = std::size_t(d.B) * d.T * d.H;
-  Outputs out;
-  out.allocate(d, true);
-  if (in.bf16) {
-    const auto ob = download<std::uint16_t>(o.get(), n_o);
-    for (std::size_t i = 0; i < n_o; ++i) out.o[i] = core::bf16_bits_to_float(ob[i]);
-  } else {
-    const auto of = download<float>(o.get(), n_o);
-    for (std::size_t i = 0; i < n_o; ++i) out.o[i] = of[i];
-  }
-  const auto sf = download<float>(S.get(), n_s), af = download<float>(A.get(), n_a), nf = download<float>(norm.get(), n_norm);
-  for (std::size_t i = 0; i < n_s; ++i) out.S[i] = sf[i];
-  for (std::size_t i = 0; i < n_a; ++i) out.A[i] = af[i];
-  for (std::size_t i = 0; i < n_norm; ++i) out.state_norm[i] = nf[i];
-  return out;
-}
-
 Outputs run_cuda_chunked(const HostInputs& in, const Options& opt, impl::ChunkedKind kind, int C) {
   if (impl::is_scan(kind)) return run_cuda_scan(in, opt, kind, C);
   DeviceRun run(in, opt);

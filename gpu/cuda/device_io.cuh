@@ -1,5 +1,5 @@
 // Owned device allocations, host copies and the device I/O of one run, shared
-// by the chunked launchers (chunked_run.cu, scan_run.cu); every call checked.
+// by the launchers (fused_run.cu, chunked_run.cu, scan_run.cu); every call checked.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -47,7 +47,7 @@ std::vector<T> download(const void* d, std::size_t n) {
 // One run's inputs uploaded (rounded as `in` holds them) and its outputs o, S,
 // A, state_norm allocated and poisoned, with p's pointers set (p's options from
 // make_params); outputs() downloads them (o converted from bf16 where the inputs
-// are bf16). Defined in chunked_run.cu.
+// are bf16). Defined in fused_run.cu (library vla_cuda).
 struct DeviceRun {
   DeviceRun(const HostInputs& in, const Options& opt);
   Outputs outputs() const;

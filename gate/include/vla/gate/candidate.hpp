@@ -2,6 +2,8 @@
 //   production  "fp32", "bf16", "bf16-state": the kernels (CUDA, or their CPU twins);
 //               "chunked-fp32", "chunked-bf16", "chunked-tf32": the chunked kernels
 //               (C = 64), each judged by its own policy (chunked_policy, policy.hpp);
+//               "chunked-scan-fp32", "chunked-scan-bf16": the chunk-parallel (scan)
+//               form's kernels (C = 64; ridge-step cases outside their domain);
 //   honest      "<kind>/<variant>": the twin's maths with another honest rounding
 //               (summation order, no FMA, a wider accumulator, float state):
 //               must pass;
@@ -54,7 +56,8 @@ const std::vector<Candidate>& chunked_honest_variants();
 const std::vector<Candidate>& chunked_mutants();
 
 // One name (see above), or a group: "production", "chunked" (chunked-fp32,
-// chunked-bf16 and chunked-tf32), "honest", "mutants". Several
+// chunked-bf16 and chunked-tf32), "chunked-scan" (chunked-scan-fp32 and
+// chunked-scan-bf16), "honest", "mutants". Several
 // may be joined with commas. Throws std::invalid_argument naming an unknown one.
 std::vector<Candidate> find_candidates(std::string_view names, impl::Device device);
 
