@@ -139,8 +139,8 @@ void gate_breakdown() {
       const gpu::FusedParams p = io.fill(true);
       {
         gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
-        gpu::scan::launch_scan(p, true, 1.0, C, ws, nullptr);
-        gpu::scan::GateParams g = gpu::scan::gate_params(p, true, 1.0, C, ws);
+        gpu::scan::launch_scan(p, true, C, ws, nullptr);
+        gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
         auto part = [&](unsigned kernels, int stop) {
           g.kernels = kernels;
           g.stop_after = stop;
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
         std::unique_ptr<gpu::scan::Workspace> ws;
         if (im.scan) ws = std::make_unique<gpu::scan::Workspace>(sh.B, sh.T, sh.H, D, im.C, false, p.ratio);
         auto launch = [&] {
-          if (im.scan) gpu::scan::launch_scan(p, im.bf16, 1.0, im.C, *ws, nullptr);
+          if (im.scan) gpu::scan::launch_scan(p, im.bf16, im.C, *ws, nullptr);
           else if (im.chunked) gpu::launch_chunked(p, im.kind, im.C, nullptr);
           else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
         };
@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
         const double ms = time_ms(launch, reps);
         double gate_ms = 0, state_ms = 0;
         if (im.scan) {
-          gate_ms = time_ms([&] { gpu::scan::launch_gate(gpu::scan::gate_params(p, im.bf16, 1.0, im.C, *ws), nullptr); }, reps);
+          gate_ms = time_ms([&] { gpu::scan::launch_gate(gpu::scan::gate_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
           state_ms = time_ms([&] { gpu::scan::launch_state(gpu::scan::state_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
         }
         const double tok = double(sh.B) * sh.H * sh.T / (ms * 1e-3);

@@ -48,10 +48,9 @@ void launch_chunked(const FusedParams& p, impl::ChunkedKind kind, int C, void* s
   const auto s = static_cast<cudaStream_t>(stream);
   if (impl::is_scan(kind)) {
     // The scan form with a workspace of its own (allocated and freed here: the
-    // benchmark keeps one, scan::launch_scan). FusedParams carries 1 / lambda0 as a
-    // float: lambda0 is taken as its reciprocal (exact where lambda0 is a power of two).
+    // benchmark keeps one, scan::launch_scan).
     const scan::Workspace w(p.B, p.T, p.H, p.D, C, p.u || p.u_unit_scaled, p.ratio);
-    scan::launch_scan(p, impl::bf16_io(kind), 1.0 / double(p.inv_lambda0), C, w, s);
+    scan::launch_scan(p, impl::bf16_io(kind), C, w, s);
     VLA_CUDA_CHECK(cudaStreamSynchronize(s));
     return;
   }

@@ -77,11 +77,11 @@ class Workspace {
 // The stages' parameters for the I/O of a fused-style parameter block (device
 // pointers q, k, v, u in; o, S, A, state_norm out; options from make_params)
 // with the workspace's buffers; bf16_io: q, k, v, u and o are bf16 bit patterns.
-GateParams gate_params(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w);
+GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w);
 StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w);
 // Stage 1 then stage 2 on `s` (no host synchronisation). Throws
 // std::invalid_argument for what the scan form does not run (ridge steps, a
 // pivot floor above 1, an unsupported (D, C)).
-void launch_scan(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w, cudaStream_t s);
+void launch_scan(const FusedParams& p, bool bf16_io, int C, const Workspace& w, cudaStream_t s);
 
 }  // namespace vla::gpu::scan

@@ -43,14 +43,14 @@ Workspace::~Workspace() {
     if (p) cudaFree(p);
 }
 
-GateParams gate_params(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w) {
+GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
   GateParams g;
   g.B = p.B, g.T = p.T, g.H = p.H, g.D = p.D, g.C = C;
   g.bf16_io = bf16_io;
   g.q = p.q, g.k = p.k, g.u = p.u;
   g.elu1 = p.elu1, g.normalize_key = p.normalize_key, g.normalize_gate = p.normalize_gate, g.ratio = p.ratio;
   g.u_unit_scaled = p.u_unit_scaled;
-  g.lambda0 = lambda0, g.delta_floor = p.delta_floor, g.den_floor = p.den_floor;
+  g.lambda0 = p.lambda0, g.delta_floor = p.delta_floor, g.den_floor = p.den_floor;
   g.A = p.A;
   g.out = w.out;
   if (!p.ratio) g.out.den = nullptr;
@@ -72,7 +72,7 @@ StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Worksp
   return s;
 }
 
-void launch_scan(const FusedParams& p, bool bf16_io, double lambda0, int C, const Workspace& w, cudaStream_t s) {
+void launch_scan(const FusedParams& p, bool bf16_io, int C, const Workspace& w, cudaStream_t s) {
   // As ref::scan_unsupported (the host path checks the Options first; this guards the device-pointer entry).
   if (p.ridge_every > 0)
     throw std::invalid_argument("scan form: --ridge-every (" + std::to_string(p.ridge_every) +
@@ -82,7 +82,7 @@ void launch_scan(const FusedParams& p, bool bf16_io, double lambda0, int C, cons
   if (!gate_supported(p.D, C))
     throw std::invalid_argument("scan form: (D, C) = (" + std::to_string(p.D) + ", " + std::to_string(C) +
                                 ") not supported (D in {16, 32, 64}, C in {32, 64})");
-  launch_gate(gate_params(p, bf16_io, lambda0, C, w), s);
+  launch_gate(gate_params(p, bf16_io, C, w), s);
   launch_state(state_params(p, bf16_io, C, w), s);
 }
 
@@ -93,7 +93,7 @@ Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKin
   DeviceRun run(in, opt);
   const Dims& d = in.dims;
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
-  scan::launch_scan(run.p, in.bf16, opt.lambda0, C, w, nullptr);
+  scan::launch_scan(run.p, in.bf16, C, w, nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
   return run.outputs();
 }
@@ -102,7 +102,7 @@ std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt,
   DeviceRun run(in, opt);
   const Dims& d = in.dims;
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
-  scan::launch_gate(scan::gate_params(run.p, in.bf16, opt.lambda0, C, w), nullptr);
+  scan::launch_gate(scan::gate_params(run.p, in.bf16, C, w), nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
   return download<float>(w.out.gate, d.qk_size());
 }

@@ -20,6 +20,7 @@ FusedParams make_params(const Options& opt, const Dims& d, bool has_u) {
   p.ridge_every = opt.ridge_every;
   p.ridge = static_cast<float>(opt.ridge);
   p.inv_lambda0 = 1.0f / static_cast<float>(opt.lambda0);
+  p.lambda0 = opt.lambda0;
   p.inv_sqrt_dk = 1.0f / std::sqrt(static_cast<float>(d.Dk));
   (void)has_u;
   return p;

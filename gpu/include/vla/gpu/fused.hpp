@@ -32,6 +32,7 @@ struct FusedParams {
   int ridge_every = 0;
   float ridge = 0.0f;
   float inv_lambda0 = 1.0f;  // float(1) / float(lambda0), A_0's diagonal
+  double lambda0 = 1.0;      // lambda0 itself: M_0 = lambda0 I of the scan form's gate (double)
   float inv_sqrt_dk = 1.0f;  // float(1) / sqrtf(float(D)), the u scaling
   FusedLayout layout = FusedLayout::automatic;  // block layout (impl.hpp); same results in all
 };
