@@ -12,8 +12,10 @@
 //
 // Stage 2, the state (scan_state.cu): given the gates, S's rows evolve
 // independently (S_t = S_{t-1} + r_t a^_t^T, and r of a whole chunk comes from
-// the state entering it: R = V T^{-1} - S_c K T^{-1}); sequential over chunks,
-// parallel over (b, h, group of rows). Float arithmetic.
+// the state entering it: R = V T^{-1} - S_c K T^{-1}); S carried sequentially
+// over chunks, parallel over (b, h, group of rows); the readout and norms of
+// every step then in parallel over chunks, from the S_c the pass stores. Float
+// arithmetic.
 #pragma once
 
 #include <cuda_runtime.h>

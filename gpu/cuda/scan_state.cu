@@ -1,5 +1,5 @@
 // Stage 2 of the chunk-parallel ("scan") form: the state, given stage 1's gates
-// (the maths: /tmp/scan_spec.md "Stage 2", docs/CHUNKED.md section 8; the
+// (the maths: docs/CHUNKED.md section 8.3 and ref::run_chunked_scan; the
 // interface: scan_stages.cuh). Float arithmetic, explicit FMAs, IEEE division
 // and square root (built with --fmad=false -prec-div=true -prec-sqrt=true).
 //
