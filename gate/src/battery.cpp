@@ -77,6 +77,10 @@ std::vector<BatteryCase> battery(bool quick) {
   variant("normalize-none", Preset::paper, [](Options& o) { o.normalize = Normalize::none; }, false);
   variant("explicit-u", Preset::paper, [](Options&) {}, true);
   variant("explicit-u", Preset::vla_v3, [](Options&) {}, true);
+  // vla-v3's other stabilisers without its ridge steps: the scan form refuses
+  // ridge steps (docs/CHUNKED.md 8.4), so these are its only vla-v3 cases.
+  variant("no-ridge", Preset::vla_v3, [](Options& o) { o.ridge_every = 0; }, false);
+  variant("no-ridge-explicit-u", Preset::vla_v3, [](Options& o) { o.ridge_every = 0; }, true);
   return out;
 }
 
