@@ -14,7 +14,10 @@
 // unit-scaled u give <= 51). With T <= 50, D <= 6 the whole bound
 // c T D^2 kappa cond(M) 2^-p stays below 2^-(p-32) for kappa cond(M) <= 1e6: we
 // require >= p - 32 agreeing bits, far beyond what an algebraic slip (an O(1)
-// error, e.g. a missing Gram matrix) could meet.
+// error, e.g. a missing Gram matrix) could meet. Segments (A_c carried from a
+// factor of M_c through up to `segment` chunks by Woodbury downdates) add the
+// carried form's error over at most T steps, c T D^2 cond(M) 2^-p again: the same
+// bound holds.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -70,16 +73,19 @@ std::vector<Case> scan_cases() {
 
 // Every case at every chunk size in `sizes`, gate stage in GateScalar; returns
 // the fewest agreeing bits over cases, sizes and outputs.
+// `segments`: the segment lengths (chunks per factorisation of M_c) to run.
 template <class GateScalar>
-double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer_list<int> sizes) {
+double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer_list<int> sizes,
+                             std::initializer_list<int> segments = {1}) {
   double fewest = kBits;
   for (const auto& cs : scan_cases()) {
     const vla::Stream s = random_stream(d, seed++, cs.with_u);
     const auto rec = vla::ref::run_recurrent<mp>(s, cs.opt);
     for (int C : sizes)
-      fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C), rec,
-                                                      cs.name + " C=" + std::to_string(C) +
-                                                          (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
+      for (int L : segments)
+        fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L), rec,
+                                                        cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
+                                                            (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
   }
   return fewest;
 }
@@ -101,6 +107,30 @@ TEST(ChunkedScan, WiderGateScalarEqualsRecurrent) {
   std::printf("scan form (332-bit gate) vs recurrence at %d bits: at least %.1f agreeing bits\n", kBits, fewest);
 }
 
+// Segments: the gates of a segment's later chunks from the A_c carried from the
+// factor at its first chunk (Woodbury downdates), for segments of 2 and 3 chunks,
+// a few chunks, and longer than the stream (one factorisation, the carried form
+// in the gate precision), at chunk sizes that leave partial last chunks and
+// segments that end inside and at the stream's end.
+TEST(ChunkedScan, SegmentedEqualsRecurrentAtHighPrecision) {
+  Prec prec;
+  const double fewest = scan_equals_recurrent<mp>(vla::Dims{1, 50, 2, 6, 5}, 301, {1, 3, 8, 16}, {2, 3, 5, 100});
+  std::printf("segmented scan form vs recurrence at %d bits: at least %.1f agreeing bits\n", kBits, fewest);
+}
+TEST(ChunkedScan, SegmentedWiderGateScalarEqualsRecurrent) {
+  Prec prec;
+  const double fewest = scan_equals_recurrent<wide>(vla::Dims{1, 50, 1, 6, 5}, 401, {3, 16}, {2, 4});
+  std::printf("segmented scan form (332-bit gate) vs recurrence at %d bits: at least %.1f agreeing bits\n", kBits, fewest);
+}
+// The kernels' segment is a constant of the form: 512 steps.
+TEST(ChunkedScan, KernelSegmentIsFixedInSteps) {
+  EXPECT_EQ(vla::ref::scan_segment_chunks(32), 16);
+  EXPECT_EQ(vla::ref::scan_segment_chunks(64), 8);
+  EXPECT_EQ(vla::ref::scan_segment_chunks(1024), 1);
+  const vla::Stream s = random_stream(vla::Dims{1, 10, 1, 4, 4}, 8, false);
+  EXPECT_THROW(vla::ref::run_chunked_scan<double>(s, vla::Options{}, 4, 0), std::invalid_argument);
+}
+
 // The comparison is sharp for the scan form too: lambda0 perturbed by 1e-6.
 TEST(ChunkedScan, ComparisonSeesAMicroPerturbation) {
   Prec prec;
@@ -108,6 +138,7 @@ TEST(ChunkedScan, ComparisonSeesAMicroPerturbation) {
   vla::Options a, b;
   b.lambda0 = 1.0 + 1e-6;
   EXPECT_LT(agreeing_bits(vla::ref::run_chunked_scan<mp>(s, b, 4).o, vla::ref::run_recurrent<mp>(s, a).o), 40.0);
+  EXPECT_LT(agreeing_bits(vla::ref::run_chunked_scan<mp>(s, b, 4, 3).o, vla::ref::run_recurrent<mp>(s, a).o), 40.0);
 }
 
 // Refusals: ridge steps and a pivot floor above 1 make A_t differ from the

@@ -224,6 +224,15 @@ WoodburyGate<Scalar> woodbury_gate(const Mat<Scalar>& P, const Mat<Scalar>& AK, 
   return g;
 }
 
+// The chunk's rank-len downdate of the carried inverse, A_{c+1} = A_c - (Z D^{-1}) Z^T
+// (Woodbury: A_c - P (I + U^T P)^{-1} P^T with I + G = L D L^T and Z = P L^{-T}).
+template <class Scalar, class Ops>
+Mat<Scalar> woodbury_downdate(const WoodburyGate<Scalar>& g) {
+  Mat<Scalar> ZD = g.Z;
+  for (int i = 0; i < int(ZD.cols()); ++i) ZD.col(i) /= g.D[i];
+  return Ops::op(ZD) * Ops::op(g.Z).transpose();
+}
+
 // The gates a^_t = w_t / ||w_t|| (or w_t under --normalize none|key), by column.
 template <class Scalar>
 Mat<Scalar> normalised_gates(const Mat<Scalar>& W, const Options& opt) {
@@ -253,8 +262,6 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
         const M &K = in.K, &PhiK = in.PhiK, &U = in.U, &V = in.V, &PhiQ = in.PhiQ;
         // Gate.
         WoodburyGate<Scalar> g = woodbury_gate<Scalar, Ops, Structure>(M(op(A) * op(U)), M(op(A) * op(K)), U, K, opt.delta_floor);
-        const M& Z = g.Z;
-        const std::vector<Scalar>& D = g.D;
         const bool ridge = core::ridge_due(t0 + len, opt.ridge_every);
         if (ridge) g.W.col(len - 1) += Scalar(opt.ridge) * K.col(len - 1);  // the last step's gate sees the ridge
         const M Ah = normalised_gates(g.W, opt);
@@ -286,9 +293,7 @@ Result<Scalar> run_chunked(const Stream& s, const Options& opt, int C) {
           r.gate_cos[on] = Ah.col(t).dot(K.col(t));
         }
         // Chunk-to-chunk step.
-        M ZD = Z;
-        for (int i = 0; i < len; ++i) ZD.col(i) /= D[i];
-        Structure::next_A(A, M(op(ZD) * op(Z).transpose()), A0);
+        Structure::next_A(A, woodbury_downdate<Scalar, Ops>(g), A0);
         if (ridge) A += Scalar(opt.ridge) * M::Identity(d.Dk, d.Dk);
         Structure::next_S(S, M(op(R) * op(Ah).transpose()), K, Ah, AK);
         t0 += len;

@@ -21,15 +21,27 @@
 // normaliser is summed per chunk, then over chunks (n_c), then step by step
 // inside the chunk, as a kernel sums it.
 //
+// Segments (docs/CHUNKED.md 8.10): a factorisation per chunk is what the gate
+// stage pays for, so the chunks are grouped into segments of `segment` chunks.
+// A segment's first chunk takes its gates from the factor of M_c as above and,
+// where the segment goes on, A_c = M_c^{-1} from the same factor; the later
+// chunks of the segment take P = A_c U, AK = A_c K from the carried A_c and hand
+// on A_{c+1} = A_c - Z D^{-1} Z^T (the carried form's Woodbury downdate,
+// woodbury_downdate in chunked.hpp). Exact in exact arithmetic (the same A_c);
+// segment = 1 is the form without carrying. The kernels use
+// scan_segment_chunks(C) chunks, a constant of the form (not of the GPU).
+//
 // Not supported: ridge steps (--ridge-every) and a pivot floor above 1, which
 // can act in exact arithmetic; both make A_t differ from the inverse of the
 // prefix sum, which this form cannot carry across chunks (scan_unsupported).
 #pragma once
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <string>
 
 #include "vla/reference/chunked.hpp"
+#include "vla/reference/scan_segment.hpp"  // scan_segment_chunks: the kernels' segment
 
 namespace vla::ref {
 
@@ -47,10 +59,11 @@ inline std::string scan_unsupported(const Options& opt) {
 }
 
 // The scan form's chunk-boundary structure: what each chunk takes from the
-// chunks before it. Production: the prefix sum M_c for the gates, the state S_c
+// chunks before it. Production: for the gates the prefix sum M_c (a segment's
+// first chunk) or the carried A_c (the segment's later chunks), the state S_c
 // entering the chunk for its residuals, the normaliser prefix n_c for its
 // denominators. Each hook receives the current value and the one a chunk earlier
-// (M_{c-1}, S_{c-1}, n_{c-1}; at chunk 0 both are the initial value): the gate's
+// (M_{c-1} or A_{c-1}, S_{c-1}, n_{c-1}; at chunk 0 both are the initial value): the gate's
 // scan mutants (gate/src/mutants_chunked.cpp) are this policy with one hook
 // returning the earlier one, so a planted defect is compiled, never switched on.
 // The in-chunk pieces (the state's triangular solve, the causal masked products)
@@ -70,41 +83,69 @@ struct ScanStructure : ChunkStructure {
   }
 };
 
-// Stage 1 for one chunk: its gates a^ (columns, GateScalar) from the prefix sum
-// M_c alone, for the chunk's penalty directions U and keys K (in GateScalar):
-// P = M_c^{-1} U, AK = M_c^{-1} K by a Cholesky factor of M_c, then the in-chunk
-// Woodbury form (woodbury_gate) and the normalisation of the gates. No earlier
-// chunk's gates or A enter (proofs_check's chunked-scan-derivation checks this).
+// Stage 1 for one chunk from a Cholesky factor of its M_c alone, for the chunk's
+// penalty directions U and keys K (in GateScalar): P = M_c^{-1} U, AK = M_c^{-1} K,
+// then the in-chunk Woodbury form (woodbury_gate: W, and Z, D for a carry).
 template <class GateScalar, class Structure = ScanStructure>
-Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, const Mat<GateScalar>& K, const Options& opt) {
-  const Eigen::LLT<Mat<GateScalar>> chol(Mc);
-  if (chol.info() != Eigen::Success) throw std::runtime_error("run_chunked_scan: Cholesky of M_c failed (not positive definite)");
+WoodburyGate<GateScalar> scan_woodbury(const Eigen::LLT<Mat<GateScalar>>& chol, const Mat<GateScalar>& U, const Mat<GateScalar>& K,
+                                       const Options& opt) {
   const Mat<GateScalar> AK = chol.solve(K);
   const Mat<GateScalar> P = chol.solve(U);
-  return normalised_gates(woodbury_gate<GateScalar, ExactOperands, Structure>(P, AK, U, K, opt.delta_floor).W, opt);
+  return woodbury_gate<GateScalar, ExactOperands, Structure>(P, AK, U, K, opt.delta_floor);
+}
+template <class GateScalar>
+Eigen::LLT<Mat<GateScalar>> scan_factor(const Mat<GateScalar>& Mc) {
+  Eigen::LLT<Mat<GateScalar>> chol(Mc);
+  if (chol.info() != Eigen::Success) throw std::runtime_error("run_chunked_scan: Cholesky of M_c failed (not positive definite)");
+  return chol;
+}
+
+// A chunk's gates a^ (columns, GateScalar) from the prefix sum M_c alone
+// (scan_woodbury, then the normalisation of the gates). No earlier chunk's gates
+// or A enter (proofs_check's chunked-scan-derivation checks this).
+template <class GateScalar, class Structure = ScanStructure>
+Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, const Mat<GateScalar>& K, const Options& opt) {
+  return normalised_gates(scan_woodbury<GateScalar, Structure>(scan_factor(Mc), U, K, opt).W, opt);
 }
 
 template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
-Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C) {
+Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1) {
   using M = Mat<Scalar>;
   using MG = Mat<GateScalar>;
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Dims& d = s.dims;
   if (const std::string why = scan_unsupported(opt); !why.empty()) throw std::invalid_argument("run_chunked_scan: " + why);
   if (C < 1) throw std::invalid_argument("run_chunked_scan: chunk size must be >= 1 (got " + std::to_string(C) + ")");
+  if (segment < 1) throw std::invalid_argument("run_chunked_scan: segment length must be >= 1 chunk (got " + std::to_string(segment) + ")");
   Result<Scalar> r = vla_result<Scalar>(d);
 
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
       MG Mc = MG::Identity(d.Dk, d.Dk) * GateScalar(opt.lambda0), M_prev = Mc;
+      MG Ac, A_prev;  // the carried A_c inside a segment, and A_{c-1}
       M S = M::Zero(d.Dv, d.Dk), S_prev = S;
       Vec n_c = Vec::Zero(d.Dk), n_prev = n_c;
-      for (int t0 = 0; t0 < d.T; t0 += C) {
+      for (int t0 = 0, c = 0; t0 < d.T; t0 += C, ++c) {
         const int len = std::min(C, d.T - t0);
         const ChunkInputs<Scalar> in = load_chunk<Scalar>(s, opt, b, h, t0, len);
-        // Stage 1: the gates from a factor of M_c (no earlier chunk's gates).
+        // Stage 1: the gates from a factor of M_c at a segment's first chunk (no earlier chunk's
+        // gates), else from the A_c carried inside the segment.
         const MG U = in.U.template cast<GateScalar>(), K = in.K.template cast<GateScalar>();
-        const M Ah = scan_gates<GateScalar, Structure>(Structure::gate_prefix(Mc, M_prev), U, K, opt).template cast<Scalar>();
+        const bool carry = segment > 1 && (c + 1) % segment != 0 && t0 + len < d.T;  // a later chunk of this segment follows
+        WoodburyGate<GateScalar> g;
+        if (c % segment == 0) {
+          const Eigen::LLT<MG> chol = scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev));
+          g = scan_woodbury<GateScalar, Structure>(chol, U, K, opt);
+          if (carry) Ac = chol.solve(MG::Identity(d.Dk, d.Dk));  // A_c = M_c^{-1}, from the same factor
+        } else {
+          const MG& Ag = Structure::gate_prefix(Ac, A_prev);
+          g = woodbury_gate<GateScalar, ExactOperands, Structure>(MG(Ag * U), MG(Ag * K), U, K, opt.delta_floor);
+        }
+        if (carry) {
+          A_prev = Ac;
+          Ac -= woodbury_downdate<GateScalar, ExactOperands>(g);  // A_{c+1}
+        }
+        const M Ah = normalised_gates(g.W, opt).template cast<Scalar>();
         M_prev = Mc;
         Mc += U * U.transpose();  // M_{c+1} = M_c + Gamma_c
         // Stage 2: every residual of the chunk from S_c, then the chunk's steps.
