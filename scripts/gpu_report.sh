@@ -10,7 +10,11 @@
 # minutes on the H200 (2026-12-01, kernel v4: build 45 s, sanitizers 19 s, tests
 # 325 s, benchmark 63 s, PyTorch 44 s, the rest seconds; kernel v5, three layouts,
 # without the layout sweep: build 51 s, sanitizers 40 s, tests 360 s with the
-# heaviest shard cut at STAGE_TIMEOUT=360, benchmark 55 s, PyTorch 45 s: 560 s).
+# heaviest shard cut at STAGE_TIMEOUT=360, benchmark 55 s, PyTorch 45 s: 560 s). Since 2026-12-03
+# test_gpu_cuda's shards are cost-balanced (case, kind) runs, not whole cases: the
+# heaviest cases (paper and vla-v3 at D = 128, B = 3, T = 1000, H = 5: 2.3 times a
+# sixteenth of the suite each, and T = 4096, H = 3) no longer hold one shard past
+# the limit; 16 shards took 95-140 s with the three sanitizers beside them (v7 run).
 #   scripts/gpu_report.sh [--quick]      --quick: small shapes (a smoke run)
 # Environment:
 #   STAGES     the stages to run, any of: tests sanitizers latency bench torch layouts
@@ -18,7 +22,7 @@
 #              same kernel source (each run records its sha256 in env.txt):
 #   PREV_LOGS  a directory of an earlier run's logs (logs.tgz unpacked) whose
 #              files are taken first: stages run now replace theirs.
-#   STAGE_TIMEOUT  seconds allowed to each test shard and sanitizer (default 330).
+#   STAGE_TIMEOUT  seconds allowed to each test shard and sanitizer (default 330; ~140 s needed on 16 cores).
 #   REPORT_SUFFIX  appended to the report's name (reports/gpu/<date>-<gpu><suffix>.md), e.g. -v5 for a
 #              later kernel's report beside an earlier one of the same day.
 set -uo pipefail
@@ -78,7 +82,7 @@ if want sanitizers; then
   done
   wait
 fi
-shards=$jobs  # test_gpu_cuda balances its shards by cost
+shards=$jobs  # test_gpu_cuda balances its shards by cost ((case, kind) runs)
 if want tests; then
   stamp "CUDA tests (sharded over $shards cores)"
   rm -f "$logs"/test_shard_*.log "$logs/test_full.log"

@@ -1,23 +1,21 @@
-// Where kernel v5's and v6's steps go (issue 3; reports/gpu/FLOOR.md, "Kernel v5:
-// where the step goes", "Kernel v6"). Instantiates the cluster kernel
-// (gpu/cuda/cluster_kernel.cuh) in three layouts (v5: FusedTraitsCluster<D, 2,
-// false>, warp 0 of the A block forms the gate; v6a: a gate warp beside the A
-// block's NT threads; v6: FusedTraitsClusterShipped<D>, the gate warp and a
-// feature warp, one A-block barrier per chunk boundary; v6c: v6 with the A
-// block's input copies on the feature warp; v6a, v6 and v6c are checked bit for
-// bit against v5 on the same inputs) with probes of its own (its third template
-// parameter; the shipped kernel's probe records nothing):
-//   * per-step clocks (clock64, lane 0 of every warp of the first head's three
-//     blocks) at the marks of ClusterMark: which block sets the pace, how long
-//     the A block's barrier waits, how long the S blocks wait for a_t, what the
-//     chunk boundaries cost;
-//   * the push variants, on v6: kPushLate (a_{t-1} pushed after step t's barrier:
-//     same bits, checked here against v5 on the same inputs) and
-//     kPushChunkEnd (timing only: a_t pushed and waited for at each chunk's last
-//     step alone; the other steps use stale gates: the per-step push's cost).
-// fp32, paper preset, B = 1, H = 16, inputs uniform in [-1, 1]; times are the
-// median of 5 launches after a warm-up (CUDA events).
-//   bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe]
+// Where the cluster kernel's steps go (issue 3; reports/gpu/FLOOR.md, "Kernel v5:
+// where the step goes", "Kernel v6", "Kernel v7"). Instantiates the cluster kernel
+// (gpu/cuda/cluster_kernel.cuh) in the layouts v5 (FusedTraitsCluster<D, 2, false>:
+// warp 0 of the A block forms the gate), v6c (the gate warp, the feature warp and
+// its copies; shipped), v7s (v6c + the S blocks' feature warps), v7t (v6c + the A
+// block's trees through shared memory; D = 64 fp32 only) and v7 (both), times
+// them side by side on the same inputs (each twice, interleaved) and checks each
+// against v5 word for word (o, S, A, ||S_t||_F); fp32 at each D asked for, bf16 at
+// D = 64. At D = 64 fp32 it also runs probes of its own (the kernel's third
+// template parameter; the shipped kernel's probe records nothing): per-step clocks
+// (clock64, lane 0 of every warp of the first head's three blocks) at the marks
+// of ClusterMark: which block sets the pace, how long the A block's barrier waits,
+// how long the S blocks wait for a_t, what the chunk boundaries cost. Each probe
+// mark costs ~200 cycles, so probed segments are shares, not latencies.
+// Paper preset, B = 1, H = 16, inputs uniform in [-1, 1] (bf16: the same values
+// rounded); times are the median of 5 launches after a warm-up (CUDA events).
+//   bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe] [--csv F] [--no-bf16] [--no-probes]
+//   bench_cluster_roles --only v6c|v7s|v7 [--t T]   (one launch at D = 64 fp32, for Nsight Compute)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -73,17 +72,26 @@ struct Probe {
 using bench::fill_f32;
 using bench::median_launch_ms;
 
-// One problem's buffers (B = 1, H heads, T steps, head dimension D).
+// One problem's buffers (B = 1, H heads, T steps, head dimension D; Prec's input
+// and output types: fp32, or bf16 with the same values rounded).
+template <class Prec>
 struct Problem {
+  using In = typename Prec::In;
+  using Out = typename Prec::Out;
   int H, T, D;
-  float *q, *k, *v, *o, *S, *A, *norm;
+  In *q, *k, *v;
+  Out* o;
+  float *S, *A, *norm;
   gpu::FusedParams p;
   Problem(int H_, int T_, int D_) : H(H_), T(T_), D(D_) {
     const std::size_t n = std::size_t(H) * T * D;
-    for (float** b : {&q, &k, &v, &o}) VLA_CUDA_CHECK(cudaMalloc(b, n * 4));
-    fill_f32<<<512, 256>>>(q, n, 1);
-    fill_f32<<<512, 256>>>(k, n, 2);
-    fill_f32<<<512, 256>>>(v, n, 3);
+    for (In** b : {&q, &k, &v}) VLA_CUDA_CHECK(cudaMalloc(b, n * sizeof(In)));
+    VLA_CUDA_CHECK(cudaMalloc(&o, n * sizeof(Out)));
+    std::uint32_t salt = 1;
+    for (In* b : {q, k, v}) {
+      if constexpr (Prec::bf16_io) bench::fill_bf16<<<512, 256>>>(b, n, salt++);
+      else fill_f32<<<512, 256>>>(b, n, salt++);
+    }
     VLA_CUDA_CHECK(cudaMalloc(&S, std::size_t(H) * D * D * 4));
     VLA_CUDA_CHECK(cudaMalloc(&A, std::size_t(H) * D * D * 4));
     VLA_CUDA_CHECK(cudaMalloc(&norm, std::size_t(H) * T * 4));
@@ -97,27 +105,30 @@ struct Problem {
     p.state_norm = norm;
   }
   ~Problem() {
-    for (float* b : {q, k, v, o, S, A, norm}) cudaFree(b);
+    for (void* b : {(void*)q, (void*)k, (void*)v, (void*)o, (void*)S, (void*)A, (void*)norm}) cudaFree(b);
   }
-  // The outputs' bits: o, S, A, ||S_t||_F.
+  // The outputs' bits: o, S, A, ||S_t||_F (o's words widened to 32 bits).
   std::vector<std::uint32_t> outputs() const {
     std::vector<std::uint32_t> r;
-    auto add = [&](const float* d, std::size_t n) {
-      const std::size_t at = r.size();
-      r.resize(at + n);
-      VLA_CUDA_CHECK(cudaMemcpy(r.data() + at, d, n * 4, cudaMemcpyDeviceToHost));
+    auto add = [&](const void* d, std::size_t n, std::size_t bytes) {
+      std::vector<unsigned char> h(n * bytes);
+      VLA_CUDA_CHECK(cudaMemcpy(h.data(), d, n * bytes, cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint32_t w = 0;
+        std::memcpy(&w, h.data() + i * bytes, bytes);
+        r.push_back(w);
+      }
     };
-    add(o, std::size_t(H) * T * D);
-    add(S, std::size_t(H) * D * D);
-    add(A, std::size_t(H) * D * D);
-    add(norm, std::size_t(H) * T);
+    add(o, std::size_t(H) * T * D, sizeof(Out));
+    add(S, std::size_t(H) * D * D, 4);
+    add(A, std::size_t(H) * D * D, 4);
+    add(norm, std::size_t(H) * T, 4);
     return r;
   }
 };
 
-template <class Tr, class P>
-void launch(const Problem& pr) {
-  using Prec = gpu::PrecFp32;
+template <class Tr, class P, class Prec>
+void launch(const Problem<Prec>& pr) {
   const auto kernel = gpu::detail::vla_fused_cluster_kernel<Tr, Prec, P>;
   VLA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, gpu::detail::cluster_smem_bytes<Tr, Prec>()));
   cudaLaunchAttribute attr[1];
@@ -127,8 +138,8 @@ void launch(const Problem& pr) {
 }
 
 // Median of 5 launches after a warm-up, in us per step.
-template <class Tr, class P>
-double us_per_step(const Problem& pr) {
+template <class Tr, class P, class Prec>
+double us_per_step(const Problem<Prec>& pr) {
   return median_launch_ms([&] { launch<Tr, P>(pr); }) * 1e3 / pr.T;
 }
 
@@ -145,7 +156,7 @@ double median(std::vector<double> x) {
 
 // Runs the probed kernel once (after a warm-up) and prints where its steps go.
 template <class Tr, int PUSH>
-void probe(const Problem& pr, const char* name, FILE* csv) {
+void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
   // W: warps per block (stamps); WC: warps holding rows (the S blocks' only ones);
   // PW: the A block's warp that forms and pushes a_t (v5: 0, v6: the gate warp);
   // WB: the A block's warps in its per-step barrier (the feature warp, where there
@@ -176,7 +187,9 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
   const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
   auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
   std::printf("\n### D = %d, %s (%s): %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name,
-              Tr::FEATURE_COPIES ? "v6c, gate and feature warps, copies on the feature warp"
+              Tr::S_FEATURES && Tr::SMEM_TREES ? "v7, S blocks' feature warps, A block's trees through shared memory"
+              : Tr::S_FEATURES ? "v7s, S blocks' feature warps"
+              : Tr::FEATURE_COPIES ? "v6c, gate and feature warps, copies on the feature warp"
               : Tr::FEATURE_WARP ? "v6, gate and feature warps"
               : Tr::GATE_WARP    ? "v6a, gate warp"
                                  : "v5",
@@ -270,23 +283,34 @@ void probe(const Problem& pr, const char* name, FILE* csv) {
         }
   std::fflush(stdout);
 }
+// The variants side by side on the same inputs (each timed twice, interleaved),
+// their outputs against v5's word for word, and (fp32, `probes`) the per-role clocks.
 template <int D>
-void run(int t_time, int t_probe, FILE* csv) {
-  using V5 = gpu::FusedTraitsCluster<D, 2, false>;
-  using V6a = gpu::FusedTraitsCluster<D, 2, true, false>;
-  using V6 = gpu::FusedTraitsCluster<D, 2, true, true>;
-  using V6c = gpu::FusedTraitsCluster<D, 2, true, true, true>;
-  static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c>);
+using V5 = gpu::FusedTraitsCluster<D, 2, false>;
+template <int D>
+using V6c = gpu::FusedTraitsCluster<D, 2, true, true, true>;
+template <int D>
+using V7s = gpu::FusedTraitsCluster<D, 2, true, true, true, true>;  // + the S blocks' feature warps
+template <int D>
+using V7t = gpu::FusedTraitsCluster<D, 2, true, true, true, false, true>;  // v6c + the A block's trees through shared memory
+template <int D>
+using V7 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, true>;  // both
+template <class Prec, int D>
+void run(int t_time, int t_probe, FILE* csv, bool probes) {
+  static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ||
+                std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>>);
   using gpu::detail::ClusterNoProbe;
   using gpu::detail::kPushAtStep;
-  using gpu::detail::kPushLate;
-  using gpu::detail::kPushChunkEnd;
-  std::printf("\n## D = %d (B = 1, H = 16, fp32, 3 blocks per head: v5 %d threads per block, v6a %d, v6 %d)\n\n", D, V5::BLOCK,
-              V6a::BLOCK, V6::BLOCK);
+  constexpr bool kT = D == 64 && !Prec::bf16_io;  // v7t at D = 64 fp32 only
+  const char* prec = Prec::bf16_io ? "bf16" : "fp32";
+  const char* shipped = std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> ? "v7" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ? "v7s" : "v6c";
+  std::printf("\n## D = %d, %s (B = 1, H = 16, 3 blocks per head: v5 %d threads per block, v6c and v7 %d; this build ships %s)\n\n", D, prec,
+              V5<D>::BLOCK, V7<D>::BLOCK, shipped);
   {
-    Problem pr(16, t_time, D);
+    Problem<Prec> pr(16, t_time, D);
     std::printf("| variant (T = %d, median of 5) | us/step |\n|---|---|\n", t_time);
-    std::printf("| v5 (push at the step) | %.4f |\n", us_per_step<V5, ClusterNoProbe>(pr));
+    const double t5 = us_per_step<V5<D>, ClusterNoProbe>(pr);
+    std::printf("| v5 | %.4f |\n", t5);
     std::fflush(stdout);
     const auto ref = pr.outputs();
     std::size_t bad = 0;
@@ -297,28 +321,43 @@ void run(int t_time, int t_probe, FILE* csv) {
       bad += diff;
       std::printf("%s against v5: %zu of %zu output words differ (o, S, A, ||S_t||_F)%s\n", what, diff, ref.size(),
                   diff == 0 ? ": bit-identical" : ": NOT bit-identical");
+      return diff;
     };
-    std::printf("| v6a (gate warp) | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
-    compare("v6a");
-    std::printf("| v6 (gate and feature warps) | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
-    compare("v6");
-    std::printf("| v6 push late (a_{t-1} after step t's barrier) | %.4f |\n", us_per_step<V6, Probe<false, kPushLate>>(pr));
-    compare("v6 push late");
-    std::printf("| v6 push at chunk ends only (timing only: stale gates) | %.4f |\n", us_per_step<V6, Probe<false, kPushChunkEnd>>(pr));
-    std::printf("| v6c (copies on the feature warp; shipped) | %.4f |\n", us_per_step<V6c, ClusterNoProbe>(pr));
-    compare("v6c");
-    std::printf("| v5 again | %.4f |\n", us_per_step<V5, ClusterNoProbe>(pr));
-    std::printf("| v6a again | %.4f |\n", us_per_step<V6a, ClusterNoProbe>(pr));
-    std::printf("| v6 again | %.4f |\n", us_per_step<V6, ClusterNoProbe>(pr));
-    std::printf("| v6c again | %.4f |\n", us_per_step<V6c, ClusterNoProbe>(pr));
-    std::printf("bits: %s\n", bad == 0 ? "every v6 variant equals v5" : "MISMATCH");
+    double t6[2], t7s[2], t7[2], t7t = NAN;
+    std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0;
+    for (int r = 0; r < 2; ++r) {
+      t6[r] = us_per_step<V6c<D>, ClusterNoProbe>(pr);
+      std::printf("| v6c (v6 with the copies on the feature warp)%s | %.4f |\n", r ? " again" : "", t6[r]);
+      d6 += compare("v6c");
+      t7s[r] = us_per_step<V7s<D>, ClusterNoProbe>(pr);
+      std::printf("| v7s (v6c + the S blocks' feature warps)%s | %.4f |\n", r ? " again" : "", t7s[r]);
+      d7s += compare("v7s");
+      if constexpr (kT)
+        if (r == 0) {
+          t7t = us_per_step<V7t<D>, ClusterNoProbe>(pr);
+          std::printf("| v7t (v6c + the A block's trees through shared memory) | %.4f |\n", t7t);
+          d7t += compare("v7t");
+        }
+      t7[r] = us_per_step<V7<D>, ClusterNoProbe>(pr);
+      std::printf("| v7 (v7s + the A block's trees through shared memory)%s | %.4f |\n", r ? " again" : "", t7[r]);
+      d7 += compare("v7");
+      std::fflush(stdout);
+    }
+    std::printf("| v5 again | %.4f |\n", us_per_step<V5<D>, ClusterNoProbe>(pr));
+    std::printf("bits: %s\n", bad == 0 ? "every variant equals v5" : "MISMATCH");
+    // One line per shape for the call's rule (the faster of each variant's two timings).
+    std::printf("RESULT D=%d %s v5=%.4f v6c=%.4f v7s=%.4f v7t=%.4f v7=%.4f bits v6c=%s v7s=%s v7t=%s v7=%s\n", D, prec, t5,
+                std::min(t6[0], t6[1]), std::min(t7s[0], t7s[1]), t7t, std::min(t7[0], t7[1]), d6 ? "DIFF" : "ok", d7s ? "DIFF" : "ok",
+                kT ? (d7t ? "DIFF" : "ok") : "-", d7 ? "DIFF" : "ok");
     std::fflush(stdout);
   }
-  Problem pr(16, t_probe, D);
-  probe<V5, kPushAtStep>(pr, "push at the step", csv);
-  probe<V6a, kPushAtStep>(pr, "push at the step", csv);
-  probe<V6, kPushAtStep>(pr, "push at the step", csv);
-  probe<V6c, kPushAtStep>(pr, "push at the step", csv);
+  if constexpr (!Prec::bf16_io)
+    if (probes) {
+      Problem<Prec> pr(16, t_probe, D);
+      probe<V6c<D>, kPushAtStep>(pr, "push at the step", csv);
+      probe<V7s<D>, kPushAtStep>(pr, "push at the step", csv);
+      probe<V7<D>, kPushAtStep>(pr, "push at the step", csv);
+    }
 }
 
 std::vector<int> parse_ints(const char* s) {
@@ -340,13 +379,20 @@ int main(int argc, char** argv) {
   std::vector<int> ds = {64};
   int t_time = 16384, t_probe = 2048;
   const char* csv_path = nullptr;
+  const char* only = nullptr;
+  bool bf16 = true, probes = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--d") && i + 1 < argc) ds = parse_ints(argv[++i]);
     else if (!std::strcmp(argv[i], "--t") && i + 1 < argc) t_time = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--tp") && i + 1 < argc) t_probe = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-bf16")) bf16 = false;
+    else if (!std::strcmp(argv[i], "--no-probes")) probes = false;
     else {
-      std::fprintf(stderr, "usage: bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe >= 320] [--csv steps.csv]\n");
+      std::fprintf(stderr,
+                   "usage: bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe >= 320] [--csv steps.csv] [--no-bf16] [--no-probes]\n"
+                   "       bench_cluster_roles --only v6c|v7s|v7 [--t T]   (one launch at D = 64 fp32, for a profiler)\n");
       return 2;
     }
   }
@@ -354,9 +400,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_cluster_roles: bad arguments\n");
     return 2;
   }
-  FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
-  if (csv) std::fprintf(csv, "D,variant,block,warp,step,top,reduced,synced,formed,pushed,boundary,end\n");
   try {
+    if (only) {  // one launch of one variant (ncu: the cluster kernel alone)
+      Problem<gpu::PrecFp32> pr(16, t_time, 64);
+      using gpu::detail::ClusterNoProbe;
+      if (!std::strcmp(only, "v6c")) launch<V6c<64>, ClusterNoProbe>(pr);
+      else if (!std::strcmp(only, "v7s")) launch<V7s<64>, ClusterNoProbe>(pr);
+      else if (!std::strcmp(only, "v7")) launch<V7<64>, ClusterNoProbe>(pr);
+      else throw std::invalid_argument(std::string("unknown variant ") + only);
+      VLA_CUDA_CHECK(cudaDeviceSynchronize());
+      std::printf("bench_cluster_roles: one launch of %s at D = 64, T = %d\n", only, t_time);
+      return 0;
+    }
+    FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+    if (csv) std::fprintf(csv, "D,variant,block,warp,step,top,reduced,synced,formed,pushed,boundary,end\n");
     cudaDeviceProp prop{};
     VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     int drv = 0, rt = 0;
@@ -364,15 +421,16 @@ int main(int argc, char** argv) {
     VLA_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
     std::printf("# bench_cluster_roles: %s, driver API %d, runtime %d\n", prop.name, drv, rt);
     for (int d : ds) {
-      if (d == 32) run<32>(t_time, t_probe, csv);
-      else if (d == 64) run<64>(t_time, t_probe, csv);
-      else if (d == 128) run<128>(t_time, t_probe, csv);
+      if (d == 32) run<gpu::PrecFp32, 32>(t_time, t_probe, csv, false);
+      else if (d == 64) run<gpu::PrecFp32, 64>(t_time, t_probe, csv, probes);
+      else if (d == 128) run<gpu::PrecFp32, 128>(t_time, t_probe, csv, false);
       else std::fprintf(stderr, "bench_cluster_roles: D = %d skipped (32, 64, 128)\n", d);
     }
+    if (bf16) run<gpu::PrecBf16, 64>(t_time, t_probe, csv, false);
+    if (csv) std::fclose(csv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cluster_roles: %s\n", e.what());
     return 1;
   }
-  if (csv) std::fclose(csv);
   return 0;
 }

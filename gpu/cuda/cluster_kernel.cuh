@@ -46,6 +46,15 @@
 // The S blocks have the same extra warps, idle. The same values in the same
 // order: bits equal v5's (bench_cluster_roles checks this, test_gpu_cuda against
 // the twin).
+//
+// v7 (timing experiments, not shipped; FLOOR.md, "Kernel v7"): S_FEATURES gives the
+// S blocks' chunk work to their two extra warps (cluster_s_block_sf), so that their
+// boundary is one barrier; SMEM_TREES takes the A block's per-step group sums
+// through shared memory instead of shuffle levels. Both bit-identical to v5 and
+// passing the CUDA tests (v7 = both, shipped in that call's build), but neither
+// makes the A block's step shorter: the A block sets the pace, its step is an
+// in-order stream of ~180 dependent instructions per warp (Nsight Compute), and
+// the trees through shared memory add instructions.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -63,6 +72,12 @@ struct ClusterSmem {
   alignas(16) float fr[4][kChunk][Tr::D];  // A block: ||row i of S_t||^2 of chunk t / kChunk mod 4 (written by the S blocks)
   alignas(8) unsigned long long full[kRing];  // S blocks: phase k of slot s completes when a_{k kRing + s} is in
   alignas(8) unsigned long long consumed[2];  // A block: phase k of c completes when every S block is done with chunk 2 k + c
+  // A block with SMEM_TREES: per row group, the z partials by row (G lanes each; the
+  // groups kTreeStride apart so that a warp's groups write distinct banks), and
+  // the dots' partials (the NT threads' u.z by thread, then the gate warp's u.z and z.z).
+  static constexpr int kTreeStride = (Tr::R * Tr::G + 31) / 32 * 32 + Tr::G;
+  alignas(16) float tp[Tr::NT / Tr::G][kTreeStride];
+  alignas(16) float tq[Tr::NT + 64];
 };
 
 // 32-bit shared-window address of a generic pointer to this block's shared memory.
@@ -200,6 +215,12 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   const bool compute = !GW || tid < NT;
   const int wi = FW ? tid - NT - 32 : GW ? tid - NT : tid;
   const bool norms_writer = FW ? feat_warp : GW ? gate_warp : true;
+  // SMEM_TREES: this row group's slots for the z partials (R rows of G lanes) and
+  // for the dots' partials (the gate warp's groups: u.z and z.z, G each).
+  constexpr bool ST = Tr::SMEM_TREES;
+  static_assert(!ST || GW, "the gate's two trees on a warp of its own");
+  float* const tp = ST ? &cs.tp[gi % (NT / G)][0] : nullptr;
+  float* const tq = !ST ? nullptr : compute ? &cs.tq[tid - c] : &cs.tq[NT + 2 * ((tid - NT) % 32 - c)];
   unsigned a_at[NS], full_at[NS];                     // slot 0 of this lane's a segment and of the mbarriers, in S block j
 #pragma unroll
   for (int j = 0; j < NS; ++j) {
@@ -303,7 +324,20 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
     Probe::mark(kMarkTop, t);
     if constexpr (!kAhead) load_step(t);
     float zrow[R];
-    if (compute) group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+    if constexpr (ST) {
+      if (compute) {  // this lane's partials of its R rows to the group's slots; its row's G partials back, in lane order
+        float part[R], x[G];
+        row_partials(MA, u, part);
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) tp[rr * G + c] = part[rr];
+        __syncwarp();
+        load_floats<G>(tp + (c / SPAN) * G, x);
+        const float zr = pairwise_sum<G>(x);
+        if (owner) sm.z[par][row] = zr;
+      }
+    } else {
+      if (compute) group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+    }
     Probe::mark(kMarkReduced, t);
     a_sync();  // z visible to the block
     Probe::mark(kMarkSynced, t);
@@ -311,12 +345,26 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
       if (gate_warp && pusher && t > 0) push(t - 1, a_late);
     float zc[CW];
     load_floats<CW>(&sm.z[par][c * CW], zc);
+    if constexpr (ST)
+      if (compute)
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) zrow[rr] = sm.z[par][gi * R + rr];  // the group's rows (what group_rows gave)
     // delta = 1 + u.z and, in warp 0 where the gate may come from z, 1 / ||z||.
-    const StepScalars sc = step_scalars<G, CW>(p, t, u, zc, gate_warp, want_zz, u_is_kh);
+    StepScalars sc;
+    if constexpr (ST) sc = step_scalars_smem<G, CW>(p, t, u, zc, gate_warp, want_zz, u_is_kh, tq, c);
+    else sc = step_scalars<G, CW>(p, t, u, zc, gate_warp, want_zz, u_is_kh);
     const float delta = sc.delta, inv_nz = sc.inv_nz;
     const bool ridge = sc.ridge, exact = sc.exact;
-    // Quotients by one denominator as TwinPolicy::divide_all: one IEEE reciprocal, then products.
-    const float inv_delta = 1.0f / delta;
+    // Quotients by one denominator as TwinPolicy::divide_all: one IEEE reciprocal,
+    // then products (with ST, not in the gate warp where the gate is normalised:
+    // unused there, and the reciprocal's latency was on its path).
+    float inv_delta;
+    if constexpr (ST) {
+      if (gate_warp && p.normalize_gate) inv_delta = 0.0f;
+      else inv_delta = 1.0f / delta;
+    } else {
+      inv_delta = 1.0f / delta;
+    }
     if (compute) update_a<Prec, R, CW>(MA, zc, zrow, inv_delta, ridge, p.ridge, gi * R, c * CW);
     float a[CW];
     if (!exact) {  // w = A_t k^ by rows, then its column segments for the gate
@@ -388,6 +436,62 @@ __device__ __forceinline__ void s_block_sync() {
   else __syncthreads();
 }
 
+// An S block's step t up to its wait for a_t: r = v - S_{t-1} k^ (this thread's
+// rows: rrow) and the readout of step t-1 (S phi(q) and the row norms: three
+// interleaved reduce-scatters), y to shared memory and the row's norm to the A block.
+template <class Tr>
+__device__ __forceinline__ void s_residual(const float (&MS)[Tr::SR][Tr::CW], const float (&kh)[Tr::CW], const float (&phiq_prev)[Tr::CW],
+                                           float v_row, int t, int c, bool owner, float* y_at, unsigned fr_at, float (&rrow)[Tr::SR]) {
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, SR = Tr::SR;
+  float red[3];
+  {
+    float part[3][SR];
+    row_partials(MS, kh, part[0]);
+    row_partials(MS, phiq_prev, part[1]);
+#pragma unroll
+    for (int rr = 0; rr < SR; ++rr) part[2][rr] = seg_partial<CW>(MS[rr], MS[rr]);
+    group_reduce_scatter<G, SR, 3>(part, c, red);
+  }
+  group_rows<G, SR>(v_row - red[0], rrow);
+  if (t > 0 && owner) {
+    y_at[((t - 1) & (kRing - 1)) * D] = red[1];
+    st_cluster(fr_at + unsigned(((t - 1) & (4 * kChunk - 1)) * D) * 4u, red[2]);
+  }
+}
+
+// a_t from the A block (slot t % kRing, once its mbarrier's phase completes), then S_t = S_{t-1} + r a^T.
+template <class Tr, class Prec, class Probe>
+__device__ __forceinline__ void s_gate_update(ClusterSmem<Tr, Prec>& cs, float (&MS)[Tr::SR][Tr::CW], const float (&rrow)[Tr::SR], int t, int c) {
+  constexpr int CW = Tr::CW, SR = Tr::SR;
+  const int slot = t & (kRing - 1);
+  float a[CW];
+  Probe::mark(kMarkReduced, t);
+  if (Probe::kPush != kPushChunkEnd || (t & (kChunk - 1)) == kChunk - 1)
+    spin_until([&] { return mbar_try_wait(&cs.full[slot], unsigned(t / kRing) & 1u); }, "the gate a_t from the A block");
+  Probe::mark(kMarkSynced, t);
+  load_floats<CW>(&cs.a[slot][c * CW], a);
+  update_s<Prec, SR, CW>(MS, rrow, a);
+  Probe::mark(kMarkFormed, t);
+}
+
+// The readout of the last step T-1 (S phi(q) and the row norms), y to shared memory and the row's norm to the A block.
+template <class Tr>
+__device__ __forceinline__ void s_last_readout(const float (&MS)[Tr::SR][Tr::CW], const float* phiq_seg, int T, int c, bool owner, float* y_at,
+                                               unsigned fr_at) {
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, SR = Tr::SR;
+  const int at = ((T - 1) & (kRing - 1)) * D;
+  float phiq[CW], part[2][SR], red[2];
+  load_floats<CW>(phiq_seg + at, phiq);
+  row_partials(MS, phiq, part[0]);
+#pragma unroll
+  for (int rr = 0; rr < SR; ++rr) part[1][rr] = seg_partial<CW>(MS[rr], MS[rr]);
+  group_reduce_scatter<G, SR, 2>(part, c, red);
+  if (owner) {
+    y_at[at] = red[0];
+    st_cluster(fr_at + unsigned(((T - 1) & (4 * kChunk - 1)) * D) * 4u, red[1]);
+  }
+}
+
 // S block j (cluster rank 1 + j): rows j D / NS .. (j + 1) D / NS - 1 of S.
 template <class Tr, class Prec, class Probe>
 __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, InputCopies<Tr, Prec>& copy, int bh, int j,
@@ -443,21 +547,8 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
   for (int t = 0; t < T; ++t) {
     Probe::mark(kMarkTop, t);
     if constexpr (!kAhead) load_step(t);
-    // r = v - S_{t-1} k^ (this thread's rows), and the readout of step t-1.
-    float red[3], rrow[SR];
-    {
-      float part[3][SR];
-      row_partials(MS, kh, part[0]);
-      row_partials(MS, phiq_prev, part[1]);
-#pragma unroll
-      for (int rr = 0; rr < SR; ++rr) part[2][rr] = seg_partial<CW>(MS[rr], MS[rr]);
-      group_reduce_scatter<G, SR, 3>(part, c, red);
-    }
-    group_rows<G, SR>(v_row - red[0], rrow);
-    if (t > 0 && owner) {
-      y_at[((t - 1) & (kRing - 1)) * D] = red[1];
-      st_cluster(fr_at + unsigned(((t - 1) & (4 * kChunk - 1)) * D) * 4u, red[2]);
-    }
+    float rrow[SR];
+    s_residual<Tr>(MS, kh, phiq_prev, v_row, t, c, owner, y_at, fr_at, rrow);
     // a_t from the A block.
     const int slot = t & (kRing - 1);
     float a[CW];
@@ -509,6 +600,154 @@ __device__ __forceinline__ void cluster_s_block(ClusterSmem<Tr, Prec>& cs, const
   write_rows<D, SR, CW>(MS, p.S + std::size_t(bh) * D * D + std::size_t(r0 + gi * SR) * D + c * CW);
 }
 
+// Kernel v7 (S_FEATURES): S block j with its two extra warps as feature warps. In
+// v6c an S block's NT threads still did their chunk's work at its boundary (16 copy
+// commits, the o rows of the chunk two behind, the features of the next chunk,
+// the n scan and the ratio denominators between two barriers of their own), about
+// 6,000 probed cycles per 16 steps, and after it the block reached its wait for
+// a_t late: its boundaries shared the pace. Here the feature warps, during chunk
+// ck, copy chunk ck + 2's q, k, v (into the raw slots of chunk ck, whose features
+// they made during chunk ck - 1), make chunk ck + 1's features (k^, phi(q), phi(k)
+// and the n scan, v_t as floats in sm.u, which an S block does not otherwise use,
+// the denominators) and write chunk ck - 1's o rows (once the NT threads, at chunk
+// ck's first step, have stored y of its last step and arrived at a named barrier
+// that the feature warps wait on); after the boundary's one barrier they arm the
+// gate slots of chunk ck + 2 and arrive on the A block's `consumed` for chunk ck.
+// The NT threads' boundary is that barrier, with phi(q_t) of the chunk's last step
+// loaded before it (its slot is refilled after it). Same values, same order: bits
+// equal v5's.
+template <class Tr, class Prec, class Probe>
+__device__ __forceinline__ void cluster_s_block_sf(ClusterSmem<Tr, Prec>& cs, const FusedParams& p, int bh, int j, std::size_t base,
+                                                   std::size_t stride) {
+  using In = typename Prec::In;
+  constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, NT = Tr::NT, SR = Tr::SR, ROWS = D / Tr::NS, NF = Tr::BLOCK - NT;
+  static_assert(NF == 64, "two feature warps");
+  auto& sm = cs.f;
+  const int tid = threadIdx.x, T = p.T, r0 = j * ROWS, last = (T - 1) / kChunk;
+  // Named barriers (the A block's are its own): 2, the feature warps; 3, y of a
+  // chunk's last step stored (the NT threads arrive, the feature warps wait).
+  auto f_sync = [] { asm volatile("bar.sync 2, %0;" ::"n"(NF) : "memory"); };
+  __pipeline_wait_prior(0);  // chunks 0 and 1 (this thread's copies) have landed
+  __syncthreads();
+
+  if (tid >= NT) {  // the feature warps
+    const int fi = tid - NT, fgi = fi / G, c = fi % G;
+    const unsigned consumed_at = cluster_addr(smem_addr(&cs.consumed[0]), 0);
+    float n[CW];
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) n[jj] = 0.0f;
+    auto vectors = [&](int t0) {
+      const int ns = min(kChunk, T - t0);
+      feature_vectors<Tr, Prec, NF, true>(sm, p, t0, ns, fgi, c, true);
+      f_sync();
+      if (fgi == 0) scan_n<Tr, Prec>(sm, ns, c, n);
+      f_sync();
+    };
+    auto dens = [&](int t0) {
+      if (p.ratio) ratio_dens<Tr, Prec, NF>(sm, p, t0, min(kChunk, T - t0), fgi, c);
+    };
+    // Step t's q, k, v into its ring slot, one commit group per step.
+    constexpr int EPV = 16 / static_cast<int>(sizeof(In)), CPV = D / EPV;  // elements per piece, pieces per vector
+    auto copy_step = [&](int t) {
+      if (t < T)
+        for (int i = fi; i < 3 * CPV; i += NF) {
+          const int v = i / CPV, part = i % CPV;
+          const In* src = static_cast<const In*>(v == 0 ? p.q : v == 1 ? p.k : p.v) + base + std::size_t(t) * stride + part * EPV;
+          __pipeline_memcpy_async(&sm.ring[t & (kRing - 1)][v][part * EPV], src, 16);
+        }
+      __pipeline_commit();
+    };
+    vectors(0);
+    dens(0);
+    __syncthreads();  // chunk 0's features visible
+#pragma unroll 1
+    for (int ck = 0; ck <= last; ++ck) {
+#pragma unroll 1
+      for (int s = 0; s < kChunk; ++s) copy_step((ck + 2) * kChunk + s);
+      const int t0 = (ck + 1) * kChunk;
+      if (t0 < T) {
+        if (ck >= 1) __pipeline_wait_prior(kChunk);  // chunk ck + 1 (copied during chunk ck - 1) has landed
+        f_sync();                                     // and is visible to both warps
+        vectors(t0);
+      }
+      if (ck >= 1) {
+        asm volatile("bar.sync 3, %0;" ::"n"(NT + NF) : "memory");  // y of chunk ck - 1's last step stored
+        write_o<Tr, Prec, NF>(sm, p, ck - 1, base, stride, r0, ROWS, fi);
+        f_sync();  // its denominators read before chunk ck + 1's overwrite them
+      }
+      if (t0 < T) {
+        dens(t0);
+        __syncthreads();  // into chunk ck + 1: its features visible, the NT threads done with chunk ck's gates
+        if (fi < kChunk && (Probe::kPush != kPushChunkEnd || fi == kChunk - 1))
+          mbar_arm(&cs.full[((ck + 2) * kChunk + fi) & (kRing - 1)], D * 4);  // the slots of chunk ck + 2 (those of chunk ck)
+        __syncwarp();
+        // Chunk ck consumed and its rows' norms (all but its last step's) sent: one
+        // release arrival (the barrier orders the NT threads' remote stores before it).
+        if (fi == 0) mbar_arrive_remote(consumed_at + unsigned(ck & 1) * 8u);
+      }
+    }
+    __syncthreads();  // the NT threads' readout of step T-1 stored
+    write_o<Tr, Prec, Tr::BLOCK>(sm, p, last, base, stride, r0, ROWS, tid);
+    cg::this_cluster().sync();
+    return;
+  }
+
+  const int c = tid % G, gi = tid / G;
+  float MS[SR][CW];
+#pragma unroll
+  for (int rr = 0; rr < SR; ++rr)
+#pragma unroll
+    for (int jj = 0; jj < CW; ++jj) MS[rr][jj] = 0.0f;
+  constexpr int SPAN = G / SR;
+  const int row = r0 + gi * SR + c / SPAN;
+  const bool owner = c % SPAN == 0;
+  const unsigned fr_at = cluster_addr(smem_addr(&cs.fr[0][0][row]), 0);
+  __syncthreads();  // chunk 0's features visible
+
+  const float* const kh_seg = &sm.kh[0][c * CW];
+  const float* const phiq_seg = &sm.phiq[0][c * CW];
+  const float* const v_at = &sm.u[0][row];  // v_t as float (the feature warps')
+  float* const y_at = &sm.y[0][row];
+  constexpr bool kAhead = CW <= 4;
+  float kh[CW], phiq_prev[CW], v_row = 0.0f;
+#pragma unroll
+  for (int jj = 0; jj < CW; ++jj) phiq_prev[jj] = 0.0f;
+  // phi(q_{t-1}) of a chunk's first step was loaded before the boundary's barrier.
+  auto load_step = [&](int t) {
+    const int at = (t & (kRing - 1)) * D;
+    load_floats<CW>(kh_seg + at, kh);
+    v_row = v_at[at];
+    if (t > 0 && (t & (kChunk - 1)) != 0) load_floats<CW>(phiq_seg + ((t - 1) & (kRing - 1)) * D, phiq_prev);
+  };
+  if constexpr (kAhead) load_step(0);
+
+#pragma unroll 1
+  for (int t = 0; t < T; ++t) {
+    Probe::mark(kMarkTop, t);
+    if constexpr (!kAhead) load_step(t);
+    float rrow[SR];
+    s_residual<Tr>(MS, kh, phiq_prev, v_row, t, c, owner, y_at, fr_at, rrow);
+    if (t > 0 && (t & (kChunk - 1)) == 0) asm volatile("bar.arrive 3, %0;" ::"n"(NT + NF) : "memory");  // y of chunk t / kChunk - 1 stored
+    s_gate_update<Tr, Prec, Probe>(cs, MS, rrow, t, c);
+    if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+      load_floats<CW>(phiq_seg + (t & (kRing - 1)) * D, phiq_prev);  // before the feature warps refill its slot
+      __syncthreads();  // chunk (t + 1) / kChunk's features visible; this block done with the gates of the chunk ending
+      Probe::mark(kMarkBoundary, t);
+    }
+    Probe::mark(kMarkEnd, t);
+    if constexpr (kAhead)
+      if (t + 1 < T) load_step(t + 1);
+  }
+  Probe::edge(1);
+
+  // The readout of step T-1 (its o rows: with the feature warps, after the barrier).
+  s_last_readout<Tr>(MS, phiq_seg, T, c, owner, y_at, fr_at);
+  __syncthreads();  // y of step T-1 visible; the feature warps done with chunk last - 1's o rows
+  write_o<Tr, Prec, Tr::BLOCK>(sm, p, last, base, stride, r0, ROWS, tid);
+  cg::this_cluster().sync();  // the row norms are in the A block
+  write_rows<D, SR, CW>(MS, p.S + std::size_t(bh) * D * D + std::size_t(r0 + gi * SR) * D + c * CW);
+}
+
 template <class Tr, class Prec, class Probe = ClusterNoProbe>
 __global__ void __launch_bounds__(Tr::BLOCK, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
   static_assert(Tr::NT >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
@@ -538,6 +777,7 @@ __global__ void __launch_bounds__(Tr::BLOCK, 1) vla_fused_cluster_kernel(const _
   __pipeline_wait_prior(kChunk);  // steps 0 .. kChunk-1 (this thread's copies) have landed
   __syncthreads();
   if (rank == 0) cluster_a_block<Tr, Prec, Probe>(cs, p, copy, bh);
+  else if constexpr (Tr::S_FEATURES) cluster_s_block_sf<Tr, Prec, Probe>(cs, p, bh, rank - 1, base, stride);
   else if (!Tr::GATE_WARP || tid < Tr::NT) cluster_s_block<Tr, Prec, Probe>(cs, p, copy, bh, rank - 1, base, stride);
   else cluster.sync();  // v6: the S blocks' extra warp (the S block's own last barrier)
   __pipeline_wait_prior(0);  // no copy may outlive the block

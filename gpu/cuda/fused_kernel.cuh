@@ -262,8 +262,10 @@ struct InputCopies {
 // threads: k^ and u, and where `readout`, phi(q) and phi(k) (for the n scan).
 // Block row group fgi takes steps fgi, fgi + BLOCK / G, ...; every lane of a
 // warp runs every pass (the shuffles need the whole warp), a group past the
-// chunk's end on a copy of step t0, unstored.
-template <class Tr, class Prec, int BLOCK>
+// chunk's end on a copy of step t0, unstored. S_SIDE (the cluster kernel's S
+// blocks with feature warps, v7): the readout's vectors and v_t as floats (in
+// sm.u: an S block needs no u), no u.
+template <class Tr, class Prec, int BLOCK, bool S_SIDE = false>
 __device__ void feature_vectors(FusedSmem<Tr, Prec>& sm, const FusedParams& p, int t0, int ns, int fgi, int c, bool readout) {
   using In = typename Prec::In;
   constexpr int D = Tr::D, CW = Tr::CW, FGROUPS = BLOCK / Tr::G;
@@ -284,18 +286,22 @@ __device__ void feature_vectors(FusedSmem<Tr, Prec>& sm, const FusedParams& p, i
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) kh[jj] = phik[jj];
     }
-    if (p.u != nullptr) {
-      load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
+    if constexpr (S_SIDE) {
+      load_inputs<Prec, CW>(slot + 2 * D + c * CW, u);  // v_t (exact as floats)
     } else {
+      if (p.u != nullptr) {
+        load_inputs<Prec, CW>(slot + 3 * D + c * CW, u);
+      } else {
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
-    }
-    if (p.u_unit_scaled) {
-      const float nu = core::vsqrt(seg_dot<Tr>(u, u));
+        for (int jj = 0; jj < CW; ++jj) u[jj] = kh[jj];
+      }
+      if (p.u_unit_scaled) {
+        const float nu = core::vsqrt(seg_dot<Tr>(u, u));
 #pragma unroll
-      for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
+        for (int jj = 0; jj < CW; ++jj) u[jj] = (u[jj] / nu) * p.inv_sqrt_dk;
+      }
     }
-    if (readout) {
+    if (S_SIDE || readout) {
       load_inputs<Prec, CW>(slot + 0 * D + c * CW, x);
 #pragma unroll
       for (int jj = 0; jj < CW; ++jj) phiq[jj] = core::phi(x[jj], p.elu1);
@@ -305,7 +311,7 @@ __device__ void feature_vectors(FusedSmem<Tr, Prec>& sm, const FusedParams& p, i
       for (int jj = 0; jj < CW; jj += 4) {
         *reinterpret_cast<float4*>(&sm.kh[slot0 + s][c * CW + jj]) = make_float4(kh[jj], kh[jj + 1], kh[jj + 2], kh[jj + 3]);
         *reinterpret_cast<float4*>(&sm.u[slot0 + s][c * CW + jj]) = make_float4(u[jj], u[jj + 1], u[jj + 2], u[jj + 3]);
-        if (readout) {
+        if (S_SIDE || readout) {
           *reinterpret_cast<float4*>(&sm.phiq[slot0 + s][c * CW + jj]) = make_float4(phiq[jj], phiq[jj + 1], phiq[jj + 2], phiq[jj + 3]);
           *reinterpret_cast<float4*>(&sm.scan[s][c * CW + jj]) = make_float4(phik[jj], phik[jj + 1], phik[jj + 2], phik[jj + 3]);
         }
@@ -471,6 +477,32 @@ __device__ __forceinline__ StepScalars step_scalars(const FusedParams& p, int t,
     if (want_zz) r.inv_nz = 1.0f / core::vsqrt(dots[1]);
   } else {
     dz = group_sum<G>(seg_partial<CW>(u, zc));
+  }
+  r.delta = core::sm_delta(dz, p.delta_floor);
+  r.ridge = core::ridge_due(t + 1, p.ridge_every);
+  r.exact = u_is_kh && !r.ridge && r.delta == 1.0f + dz && r.delta > 0.0f;
+  return r;
+}
+
+// step_scalars with the group sums through shared memory (the cluster kernel's
+// SMEM_TREES): this lane's partials to its group's slots q (G each: u.z, then
+// z.z where both_trees), every partial of the group back in lane order, and
+// pairwise_sum, whose pairing is the butterfly's (x[k] + x[k + G/2], ..): the
+// same bits as group_sums. The whole warp calls it.
+template <int G, int CW>
+__device__ __forceinline__ StepScalars step_scalars_smem(const FusedParams& p, int t, const float (&u)[CW], const float (&zc)[CW],
+                                                         bool both_trees, bool want_zz, bool u_is_kh, float* q, int c) {
+  StepScalars r{};
+  float x[G];
+  q[c] = seg_partial<CW>(u, zc);
+  if (both_trees) q[G + c] = want_zz ? seg_partial<CW>(zc, zc) : 0.0f;
+  __syncwarp();
+  load_floats<G>(q, x);
+  const float dz = pairwise_sum<G>(x);
+  if (both_trees && want_zz) {
+    float y[G];
+    load_floats<G>(q + G, y);
+    r.inv_nz = 1.0f / core::vsqrt(pairwise_sum<G>(y));
   }
   r.delta = core::sm_delta(dz, p.delta_floor);
   r.ridge = core::ridge_due(t + 1, p.ridge_every);

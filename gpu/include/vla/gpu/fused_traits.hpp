@@ -88,8 +88,16 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // u) during the current chunk and sums ||S_t||_F, so that a chunk boundary costs
 // the A block one barrier. FEATURE_COPIES (with FEATURE_WARP): the feature warp also
 // copies the A block's inputs (k, and u where given), so that a chunk boundary
-// costs the A warps nothing but the barrier. Same arithmetic in every variant: the same twin.
-template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false>
+// costs the A warps nothing but the barrier. Kernel v7 (timing experiments, FLOOR.md): S_FEATURES (with
+// FEATURE_COPIES): the S blocks' two extra warps do their blocks' chunk work (input
+// copies, phi(q), k^, the n scan, the ratio denominators, v as floats, the o rows,
+// the gate slots' arming and the consumption arrivals), so that an S block's chunk
+// boundary costs its NT threads one barrier. SMEM_TREES: the A block's per-step
+// group sums (z's rows, u.z, and the gate warp's z.z) through shared memory (each
+// lane reads its group's G partials and adds them in the butterfly's pairing,
+// pairwise_sum) instead of shuffle levels. Same arithmetic in every variant: the same twin.
+template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false,
+          bool S_FEATURES_ = false, bool SMEM_TREES_ = false>
 struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
   static constexpr int NS = NS_;               // S blocks
   static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
@@ -97,9 +105,12 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
   static constexpr bool GATE_WARP = GATE_WARP_;
   static constexpr bool FEATURE_WARP = FEATURE_WARP_;
   static constexpr bool FEATURE_COPIES = FEATURE_COPIES_;
+  static constexpr bool S_FEATURES = S_FEATURES_;
+  static constexpr bool SMEM_TREES = SMEM_TREES_;
   static constexpr int BLOCK = FusedTraitsCluster::NT + 32 * (int(GATE_WARP) + int(FEATURE_WARP));  // threads per block
   static_assert(GATE_WARP || !FEATURE_WARP, "the feature warp comes with the gate warp");
   static_assert(FEATURE_WARP || !FEATURE_COPIES, "the feature copies come with the feature warp");
+  static_assert(FEATURE_COPIES || !S_FEATURES, "the S blocks' feature warps come with the A block's");
   static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
   static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
 };
