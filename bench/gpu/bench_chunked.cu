@@ -25,6 +25,7 @@
 #include "vla/core/bf16.hpp"
 #include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/fused.hpp"
+#include "vla/reference/scan_segment.hpp"
 
 using namespace vla;
 
@@ -74,24 +75,30 @@ double chunk_flops(int D, int C) {
 }
 
 // Operations of one chunk of one head in the scan form, as the stages perform
-// them (u = k^): stage 1 in fp64 multiply-adds (Gram lower triangle, L D L^T of
-// M_c, the solve of C columns, G, L D L^T of I + G, Z, Y, the causal W), stage 2
-// in fp32 multiply-adds counted from the spec's operations (Ah^T K strict upper,
-// K T^{-1} and V T^{-1}, S_c K~, the C rank-one updates, readouts and row norms).
+// them (u = k^): stage 1 in fp64 multiply-adds (docs/CHUNKED.md 8.10: the Gram
+// lower triangle; per segment of L = ref::scan_segment_chunks(C) chunks one
+// L D L^T of M_c and the solve of D + C columns, shared by its chunks; per chunk
+// the product A_c K (C columns), G, L D L^T of I + G, Z, Y, the causal W and the
+// carry of A), stage 2 in fp32 multiply-adds counted from the spec's operations
+// (Ah^T K strict upper, K T^{-1} and V T^{-1}, S_c K~, the C rank-one updates,
+// readouts and row norms).
 double scan_gate_fma(int D, int C) {
-  const double d = D, c = C;
-  return d * (d + 1) / 2 * c + d * d * d / 6 + c * d * d + c * (c + 1) / 2 * d + c * c * c / 6 + d * c * c / 2 +
-         c * (c + 1) / 2 * d + d * c * (c + 1) / 2;
+  const double d = D, c = C, L = vla::ref::scan_segment_chunks(C);
+  return d * (d + 1) / 2 * c + (d * d * d / 6 + (d + c) * d * d) / L + c * d * d + c * (c + 1) / 2 * d + c * c * c / 6 +
+         d * c * c / 2 + c * (c + 1) / 2 * d + d * c * (c + 1) / 2 + d * d * c;
 }
 double scan_state_fma(int D, int C) {
   const double d = D, c = C;
   return c * (c - 1) / 2 * d + 2 * d * c * (c - 1) / 2 + 4 * d * d * c;
 }
 // Bytes the scan form moves per chunk of one head beyond its inputs and outputs:
-// the packed M buffer written by the Gram kernel, read and written by the scan,
-// read by the gate kernel (doubles), and the features k^, phi(q), a^ written
-// once and read once (floats).
-double scan_buffer_bytes(int D, int C) { return 4.0 * D * (D + 1) / 2 * 8 + 2.0 * 3 * C * D * 4; }
+// the packed M buffer (one slot per segment of ref::scan_segment_chunks(C)
+// chunks) written by the Gram kernel, read and written by the scan, read by the
+// gate kernel (doubles), and the features k^, phi(q), a^ written once and read
+// once (floats).
+double scan_buffer_bytes(int D, int C) {
+  return 4.0 * D * (D + 1) / 2 * 8 / vla::ref::scan_segment_chunks(C) + 2.0 * 3 * C * D * 4;
+}
 
 // The device I/O of one shape (D = 64): q, k, v and o of 4-byte elements (room
 // for either input type), S, A, state_norm; p's pointers set by fill().
@@ -124,15 +131,17 @@ struct ShapeIO {
 };
 
 // Where the scan form's gate stage spends its time: each of its kernels alone,
-// and scan_gate stopped after each phase (GateParams probes), bf16 inputs, D =
-// 64, after one full run has filled the buffers; median of 11 launches.
+// and scan_gate with each chunk stopped after a phase (GateParams probes: the
+// segment's chunks still run in order), bf16 inputs, D = 64, after one full run
+// has filled the buffers; median of 11 launches.
 void gate_breakdown() {
   const int D = 64;
   struct Shape {
     int B, H, T;
   };
   std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_gate | scan_final_A |"
-              " gate phases cumulative: loads+den, L D L^T(M), solve, G, L D L^T(I+G), Z, Y, W |\n|---|---|---|---|---|---|---|---|---|\n");
+              " gate phases cumulative: loads+(L D L^T(M), solves | A_c [U K]), den, G, L D L^T(I+G), Z, Y, W, a^ (all but the carry) |\n"
+              "|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{8, 128, 4096}})
     for (int C : {32, 64}) {
       ShapeIO io(sh.B, sh.H, sh.T);

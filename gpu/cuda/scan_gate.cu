@@ -1,5 +1,6 @@
 // Stage 1 of the scan form, the gate (scan_gate.cuh says which kernel does what;
-// docs/CHUNKED.md section 8; maths: ref::run_chunked_scan). The features are
+// docs/CHUNKED.md section 8, segments 8.10; maths: ref::run_chunked_scan with
+// ref::scan_segment_chunks(C) chunks per segment). The features are
 // float, exactly the formulas of core/ (phi, the column norm with its 2^-64
 // rescaling where the sum of squares overflows, sm_delta, readout_den); the gate
 // is double from the Gram matrices on, rounded to float once. Every reduction
@@ -14,6 +15,7 @@
 #include "scan_gate.cuh"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/precision.hpp"
+#include "vla/reference/scan_segment.hpp"
 
 namespace vla::gpu::scan {
 namespace {
@@ -21,6 +23,11 @@ namespace {
 constexpr int NT = 256;  // threads per block
 
 __host__ __device__ inline int n_chunks(int T, int C) { return (T + C - 1) / C; }
+// Segments of ref::scan_segment_chunks(C) chunks: one factorisation of M_c each.
+__host__ __device__ inline int n_segments(int T, int C) {
+  const int L = ref::scan_segment_chunks(C);
+  return (n_chunks(T, C) + L - 1) / L;
+}
 __host__ __device__ constexpr int packed_size(int D) { return D * (D + 1) / 2; }
 __host__ __device__ inline int packed_index(int r, int c) { return r * (r + 1) / 2 + c; }  // c <= r
 __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
@@ -30,10 +37,11 @@ struct ScratchLayout {
   std::size_t m = 0, nsum = 0, phik = 0, u = 0, total = 0;
 };
 __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
-  const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), steps = std::size_t(B) * T * H * D;
+  const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(T, C)),
+                    steps = std::size_t(B) * T * H * D;
   ScratchLayout l;
   l.m = 0;
-  l.nsum = l.m + align256(bh * (N + 1) * std::size_t(packed_size(D)) * sizeof(double));
+  l.nsum = l.m + align256(bh * (NS + 1) * std::size_t(packed_size(D)) * sizeof(double));
   l.phik = l.nsum + align256(bh * N * D * sizeof(float));
   l.u = l.phik + align256(steps * sizeof(float));
   l.total = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
@@ -41,7 +49,7 @@ __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int
 }
 
 struct Scratch {
-  double* M;    // [B H][N + 1][D (D + 1) / 2]: Gamma_{c-1} in slot c, then (in place) M_c
+  double* M;    // [B H][NS + 1][D (D + 1) / 2]: segment s - 1's Gram matrix in slot s, then (in place) M at segment s's start
   float* nsum;  // [B H][N][D]: sigma_c, then (in place) n_c
   float* phik;  // [B, T, H, D]
   float* u;     // [B, T, H, D] where u is not k^, else null
@@ -80,107 +88,112 @@ __device__ __forceinline__ F col_norm(const F (&x)[PER]) {
 }
 
 // ---------------------------------------------------------------------------
-// scan_prep: features, normaliser chunk sums, Gram matrices. Block (chunk c,
-// head bh); NT / C lanes per step, lane s holding the step's entries d = s + TPS m.
+// scan_prep: features, normaliser chunk sums, the segments' Gram matrices. Block
+// (segment, head bh), the segment's chunks in order; NT / C lanes per step, lane
+// s holding the step's entries d = s + TPS m.
 template <class Prec, int D, int C>
 __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
   using In = typename Prec::In;
-  constexpr int TPS = NT / C, PER = D / TPS, P = packed_size(D);
+  constexpr int TPS = NT / C, PER = D / TPS, P = packed_size(D), TD = D / 4, SEG = ref::scan_segment_chunks(C);
   static_assert(NT % C == 0 && D % TPS == 0, "prep tiles");
+  static_assert(TD * TD <= NT, "one 4 x 4 Gram tile per thread");
   __shared__ float sphik[C][D];
   __shared__ __align__(16) float su[C][D];
   const Scratch sc = scratch_of(g);
-  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C);
-  const int t0 = c * C, len = min(C, g.T - t0);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
   const int tl = threadIdx.x / TPS, s = threadIdx.x % TPS;
-  const bool in = tl < len;
-  const std::size_t o = ((std::size_t(b) * g.T + t0 + (in ? tl : 0)) * g.H + h) * D;
   const In* q = static_cast<const In*>(g.q);
   const In* k = static_cast<const In*>(g.k);
   const In* u = static_cast<const In*>(g.u);
-  float pk[PER], kh[PER], uu[PER];
+  // Thread x holds the 4 x 4 tile (ti, tj) of the segment's Gram matrix (lower triangle: tj <= ti),
+  // every entry summed over the segment's steps in order.
+  const int ti = threadIdx.x / TD, tj = threadIdx.x % TD;
+  const bool tile = threadIdx.x < TD * TD && tj <= ti;
+  double acc[4][4] = {};
+  const int c_end = min(N, (seg + 1) * SEG);
+  for (int c = seg * SEG; c < c_end; ++c) {
+    const int t0 = c * C, len = min(C, g.T - t0);
+    const bool in = tl < len;
+    const std::size_t o = ((std::size_t(b) * g.T + t0 + (in ? tl : 0)) * g.H + h) * D;
+    float pk[PER], kh[PER], uu[PER];
 #pragma unroll
-  for (int m = 0; m < PER; ++m) {
-    const int d = s + TPS * m;
-    pk[m] = in ? core::phi(Prec::load(k[o + d]), g.elu1) : 0.0f;
-    if (in) {
-      g.out.phiq[o + d] = core::phi(Prec::load(q[o + d]), g.elu1);
-      sc.phik[o + d] = pk[m];
+    for (int m = 0; m < PER; ++m) {
+      const int d = s + TPS * m;
+      pk[m] = in ? core::phi(Prec::load(k[o + d]), g.elu1) : 0.0f;
+      if (in) {
+        g.out.phiq[o + d] = core::phi(Prec::load(q[o + d]), g.elu1);
+        sc.phik[o + d] = pk[m];
+      }
     }
-  }
-  // k^ = phi(k) / ||phi(k)|| (as is under --normalize none|gate).
-  const float nk = g.normalize_key ? col_norm<TPS>(pk) : 1.0f;
+    // k^ = phi(k) / ||phi(k)|| (as is under --normalize none|gate).
+    const float nk = g.normalize_key ? col_norm<TPS>(pk) : 1.0f;
 #pragma unroll
-  for (int m = 0; m < PER; ++m) {
-    kh[m] = in ? (g.normalize_key ? pk[m] / nk : pk[m]) : 0.0f;
-    if (in) g.out.khat[o + s + TPS * m] = kh[m];
-    uu[m] = u ? (in ? Prec::load(u[o + s + TPS * m]) : 0.0f) : kh[m];
-  }
-  if (g.u_unit_scaled) {
-    const float nu = col_norm<TPS>(uu), sqrt_d = core::vsqrt(float(D));
-#pragma unroll
-    for (int m = 0; m < PER; ++m) uu[m] = in ? (uu[m] / nu) / sqrt_d : 0.0f;
-  }
-#pragma unroll
-  for (int m = 0; m < PER; ++m) {
-    const int d = s + TPS * m;
-    if (in && sc.u) sc.u[o + d] = uu[m];
-    sphik[tl][d] = pk[m];
-    su[tl][d] = uu[m];
-  }
-  __syncthreads();
-  // sigma_c = sum of the chunk's phi(k), steps in order.
-  if (threadIdx.x < D) {
-    float sum = 0.0f;
-    for (int t = 0; t < len; ++t) sum = sum + sphik[t][threadIdx.x];
-    sc.nsum[(std::size_t(bh) * N + c) * D + threadIdx.x] = sum;
-  }
-  // Gamma_c = U U^T (double; lower triangle, packed) into slot c + 1, a 4 x 4 tile of it per thread
-  // (every entry summed over the steps in order from 0); chunk 0 also slot 0 = lambda0 I.
-  double* slots = sc.M + std::size_t(bh) * (N + 1) * P;
-  constexpr int TD = D / 4;
-  for (int x = threadIdx.x; x < TD * TD; x += NT) {
-    const int ti = x / TD, tj = x % TD;
-    if (tj > ti) continue;
-    double acc[4][4] = {};
-    for (int t = 0; t < len; ++t) {
-      const float4 ur = *reinterpret_cast<const float4*>(&su[t][4 * ti]), uc = *reinterpret_cast<const float4*>(&su[t][4 * tj]);
-      const double rv[4] = {ur.x, ur.y, ur.z, ur.w}, cv[4] = {uc.x, uc.y, uc.z, uc.w};
-#pragma unroll
-      for (int a = 0; a < 4; ++a)
-#pragma unroll
-        for (int b2 = 0; b2 < 4; ++b2) acc[a][b2] = core::vfma(rv[a], cv[b2], acc[a][b2]);
+    for (int m = 0; m < PER; ++m) {
+      kh[m] = in ? (g.normalize_key ? pk[m] / nk : pk[m]) : 0.0f;
+      if (in) g.out.khat[o + s + TPS * m] = kh[m];
+      uu[m] = u ? (in ? Prec::load(u[o + s + TPS * m]) : 0.0f) : kh[m];
     }
+    if (g.u_unit_scaled) {
+      const float nu = col_norm<TPS>(uu), sqrt_d = core::vsqrt(float(D));
+#pragma unroll
+      for (int m = 0; m < PER; ++m) uu[m] = in ? (uu[m] / nu) / sqrt_d : 0.0f;
+    }
+#pragma unroll
+    for (int m = 0; m < PER; ++m) {
+      const int d = s + TPS * m;
+      if (in && sc.u) sc.u[o + d] = uu[m];
+      sphik[tl][d] = pk[m];
+      su[tl][d] = uu[m];
+    }
+    __syncthreads();
+    // sigma_c = sum of the chunk's phi(k), steps in order.
+    if (threadIdx.x < D) {
+      float sum = 0.0f;
+      for (int t = 0; t < len; ++t) sum = sum + sphik[t][threadIdx.x];
+      sc.nsum[(std::size_t(bh) * N + c) * D + threadIdx.x] = sum;
+    }
+    if (tile)
+      for (int t = 0; t < len; ++t) {
+        const float4 ur = *reinterpret_cast<const float4*>(&su[t][4 * ti]), uc = *reinterpret_cast<const float4*>(&su[t][4 * tj]);
+        const double rv[4] = {ur.x, ur.y, ur.z, ur.w}, cv[4] = {uc.x, uc.y, uc.z, uc.w};
+#pragma unroll
+        for (int a = 0; a < 4; ++a)
+#pragma unroll
+          for (int b2 = 0; b2 < 4; ++b2) acc[a][b2] = core::vfma(rv[a], cv[b2], acc[a][b2]);
+      }
+    __syncthreads();  // the next chunk overwrites sphik, su
+  }
+  // The segment's Gram matrix (packed) into slot seg + 1; segment 0 also slot 0 = lambda0 I.
+  double* slots = sc.M + std::size_t(bh) * (NS + 1) * P;
+  if (tile)
 #pragma unroll
     for (int a = 0; a < 4; ++a)
 #pragma unroll
       for (int b2 = 0; b2 < 4; ++b2) {
         const int r = 4 * ti + a, cc = 4 * tj + b2;
-        if (cc <= r) slots[std::size_t(c + 1) * P + packed_index(r, cc)] = acc[a][b2];
+        if (cc <= r) slots[std::size_t(seg + 1) * P + packed_index(r, cc)] = acc[a][b2];
       }
-  }
-  if (c == 0)
-    for (int e = threadIdx.x; e < P; e += NT) slots[e] = 0.0;
-  if (c == 0) {
-    __syncthreads();
-    if (threadIdx.x < D) slots[packed_index(threadIdx.x, threadIdx.x)] = g.lambda0;
-  }
+  if (seg == 0)
+    for (int e = threadIdx.x; e < D * D; e += NT) {
+      const int r = e / D, cc = e % D;
+      if (cc <= r) slots[packed_index(r, cc)] = r == cc ? g.lambda0 : 0.0;
+    }
 }
 
 // ---------------------------------------------------------------------------
-// scan_prefix: the first m_blocks blocks scan M (one thread per (head, packed
-// entry), slots in order, sixteen loads in flight), the rest n (one thread per
-// (head, d)).
+// scan_prefix: the first m_blocks blocks scan M over the segments (one thread per
+// (head, packed entry), slots in order, sixteen loads in flight), the rest n over
+// the chunks (one thread per (head, d)).
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
-  const int N = n_chunks(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  const int N = n_chunks(g.T, g.C), NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
   if (int(blockIdx.x) < m_blocks) {
     const int idx = blockIdx.x * NT + threadIdx.x;
     if (idx >= BH * P) return;
-    double* base = sc.M + std::size_t(idx / P) * (N + 1) * P + idx % P;
+    double* base = sc.M + std::size_t(idx / P) * (NS + 1) * P + idx % P;
     double acc = base[0];
     int c = 1;
-    for (; c + 16 <= N + 1; c += 16) {
+    for (; c + 16 <= NS + 1; c += 16) {
       double v[16];
 #pragma unroll
       for (int x = 0; x < 16; ++x) v[x] = base[std::size_t(c + x) * P];
@@ -190,7 +203,7 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
         base[std::size_t(c + x) * P] = acc;
       }
     }
-    for (; c <= N; ++c) {
+    for (; c <= NS; ++c) {
       acc = acc + base[std::size_t(c) * P];
       base[std::size_t(c) * P] = acc;
     }
@@ -324,150 +337,229 @@ __device__ void solve_rows_lt(double* X, int ldx, const double* LG, int ldg) {
   for (int m = 0; m < CPT; ++m) X[row * ldx + s + TPR * m] = z[m];
 }
 
-// Shared-memory plan of the gate kernel (doubles first, then floats).
+// Shared-memory plan of the gate kernel (doubles first, then floats). A union
+// holds the factor of M (L, its pivots) at a segment's first chunk and, once the
+// solves are done, W (u = k^; else W is X's K half), G and its pivots.
 template <int D, int C, bool USEP>
 struct GatePlan {
-  static constexpr int R = USEP ? 2 * C : C;  // solve right-hand sides: [U | K], or K (u = k^: P = AK)
-  static constexpr int LDM = D + 1, LDX = R + 1, LDW = USEP ? LDX : C + 1, LDG = C + 1;
+  static constexpr int R = USEP ? 2 * C : C;  // right-hand sides: [U | K], or K (u = k^: P = AK)
+  static constexpr int LDA = D + 1, LDM = D + 1, LDX = R + 1, LDW = USEP ? LDX : C + 1, LDG = C + 1;
   static constexpr int NMAX = D > C ? D : C;
-  static constexpr int dL = 0, dPivM = dL + D * LDM, dX = dPivM + D, dW = USEP ? dX + C : dX + D * LDX,
-                       dG = USEP ? dX + D * LDX : dW + D * LDW, dPivG = dG + C * LDG, dCol = dPivG + C, dEnd = dCol + 2 * NMAX;
+  static constexpr int dA = 0, dX = dA + D * LDA, dCol = dX + D * LDX, dUnion = dCol + 2 * NMAX;
+  static constexpr int dL = dUnion, dPivM = dL + D * LDM, dFactorEnd = dPivM + D;
+  static constexpr int dW = dUnion, dG = USEP ? dUnion : dW + D * LDW, dPivG = dG + C * LDG, dWorkEnd = dPivG + C;
+  static constexpr int dEnd = dFactorEnd > dWorkEnd ? dFactorEnd : dWorkEnd;
   static constexpr int LDF = D + 1;  // k^, u rows (odd: the products read across steps without bank conflicts)
   static constexpr int fK = 0, fU = fK + C * LDF, fEnd = fU + (USEP ? C * LDF : 0);
   static constexpr int bytes = dEnd * 8 + fEnd * 4;
   static_assert(C * LDG * 2 >= C * D, "the running normaliser n_t (C x D floats) lives in G's space");
   static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
+  static_assert(D % 16 == 0 && R % 16 == 0, "16 x 16 thread tiles of the products");
 };
 
-// scan_gate: one chunk's gates from M_c (block (chunk c, head bh)).
+// scan_gate: the gates of one segment's chunks (block (segment, head bh)), in
+// order. The first chunk: L D L^T of M_c (the segment's prefix), [P | AK] =
+// M_c^{-1} [U | K] and, where the segment goes on, A_c = M_c^{-1}, all from that
+// factor; a later chunk: [P | AK] = A_c [U | K] with the carried A_c. Then the
+// in-chunk Woodbury form as ref::woodbury_gate, the gates, and the carry
+// A_{c+1} = A_c - (Z D^{-1}) Z^T (ref::woodbury_downdate).
 template <int D, int C, bool USEP>
 __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g) {
   using Pl = GatePlan<D, C, USEP>;
-  constexpr int TPS = NT / C, PER = D / TPS, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, LDF = Pl::LDF, P = packed_size(D);
+  constexpr int TPS = NT / C, PER = D / TPS, LDA = Pl::LDA, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, LDF = Pl::LDF,
+                P = packed_size(D), SEG = ref::scan_segment_chunks(C);
   extern __shared__ double smem[];
+  double* A = smem + Pl::dA;  // the carried A_c
+  double* X = smem + Pl::dX;
+  double* colbuf = smem + Pl::dCol;
   double* L = smem + Pl::dL;
   double* pivM = smem + Pl::dPivM;
-  double* X = smem + Pl::dX;
-  double* W = smem + Pl::dW;
+  double* W = USEP ? X + C : smem + Pl::dW;
   double* G = smem + Pl::dG;
   double* pivG = smem + Pl::dPivG;
-  double* colbuf = smem + Pl::dCol;
   float* fl = reinterpret_cast<float*>(smem + Pl::dEnd);
   float* Kf = fl + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
   float* Uf = USEP ? fl + Pl::fU : Kf;
   float* nt = reinterpret_cast<float*>(G);  // [C][D] n_t, before G is formed
 
   const Scratch sc = scratch_of(g);
-  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C);
-  const int t0 = c * C, len = min(C, g.T - t0), tid = threadIdx.x;
-  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
+  const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;  // 16 x 16 tiles of the products with A
+  const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
+  // Column col of [U | K] (u = k^: K), step-major floats.
+  auto rhs = [&](int d, int col) { return USEP ? (col < C ? Uf[col * LDF + d] : Kf[(col - C) * LDF + d]) : Kf[col * LDF + d]; };
+#pragma unroll 1
+  for (int c = c_begin; c < c_end; ++c) {
+    const int t0 = c * C, len = min(C, g.T - t0);
+    const bool first = c == c_begin, carry = c + 1 < c_end;  // carry: a later chunk of this segment follows
+    auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
 
-  // The chunk's k^ (and u), and n_t = n_c + phi(k) of its steps so far (float, in order).
-  for (int e = tid; e < C * D; e += NT) {
-    const int t = e / D, d = e % D;
-    Kf[t * LDF + d] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
-    if constexpr (USEP) Uf[t * LDF + d] = t < len ? sc.u[row_of(t) + d] : 0.0f;
-    if (g.ratio) nt[e] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
-  }
-  __syncthreads();
-  if (g.ratio && tid < D) {
-    float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
-    for (int t = 0; t < len; ++t) {
-      n = n + nt[t * D + tid];
-      nt[t * D + tid] = n;
+    // The chunk's k^ (and u).
+    for (int e = tid; e < C * D; e += NT) {
+      const int t = e / D, d = e % D;
+      Kf[t * LDF + d] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
+      if constexpr (USEP) Uf[t * LDF + d] = t < len ? sc.u[row_of(t) + d] : 0.0f;
     }
-  }
-  __syncthreads();
-  for (int e = tid; e < D * Pl::R; e += NT) {
-    const int d = e % D, col = e / D;
-    X[d * LDX + col] = double(USEP ? (col < C ? Uf[col * LDF + d] : Kf[(col - C) * LDF + d]) : Kf[col * LDF + d]);
-  }
-  // Ratio denominators: NT / C lanes per step.
-  if (g.ratio) {
-    const int t = tid / TPS, s = tid % TPS;
-    const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
-    float acc = 0.0f;
-#pragma unroll
-    for (int m = 0; m < PER; ++m) {
-      const int d = s + TPS * m;
-      if (t < len) acc = core::vfma(nt[t * D + d], phiq[d], acc);
-    }
-#pragma unroll
-    for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
-    if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
-  }
-  if (g.stop_after == 1) return;
-  // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and nt).
-  const double* Mc = sc.M + (std::size_t(bh) * (N + 1) + c) * P;
-  ldl_block<D>([&](int r, int cc) { return Mc[packed_index(r, cc)]; }, L, Pl::LDM, pivM, [](int, double x) { return x; }, colbuf);
-  if (g.stop_after == 2) return;
-  // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve).
-  solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
-  __syncthreads();
-  if (g.stop_after == 3) return;
-  // W = AK (a copy when P = AK), G = U^T P (lower triangle).
-  if constexpr (!USEP)
-    for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
-  for (int e = tid; e < C * C; e += NT) {
-    const int i = e / C, t = e % C;
-    if (t > i) continue;
-    double acc = 0.0;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * LDF + d]), X[d * LDX + t], acc);
-    G[i * LDG + t] = acc;
-  }
-  __syncthreads();
-  if (g.stop_after == 4) return;
-  // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
-  const double floor = g.delta_floor;
-  ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
-               [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
-  if (g.stop_after == 5) return;
-  // Z = P L^{-T} (in place of P).
-  solve_rows_lt<D, C>(X, LDX, G, LDG);
-  __syncthreads();
-  if (g.stop_after == 6) return;
-  // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
-  for (int e = tid; e < C * C; e += NT) {
-    const int i = e / C, t = e % C;
-    if (t < i) continue;
-    double acc = 0.0;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * LDF + d]), acc);
-    G[i * LDG + t] = acc / pivG[i];
-  }
-  __syncthreads();
-  if (g.stop_after == 7) return;
-  // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product), i ascending. A
-  // thread takes columns t1 and t2 = C - 1 - t1 of one row: C + 1 terms in all, one per iteration.
-  for (int e = tid; e < D * C / 2; e += NT) {
-    const int d = e / (C / 2), t1 = e % (C / 2), t2 = C - 1 - t1;
-    double acc1 = 0.0, acc2 = 0.0;
+    __syncthreads();
+    if (first) {
+      // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and A), then
+      // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve) and A_c = M_c^{-1} I where carried.
+      for (int e = tid; e < D * Pl::R; e += NT) X[(e % D) * LDX + e / D] = double(rhs(e % D, e / D));
+      if (carry)
+        for (int e = tid; e < D * D; e += NT) A[(e / D) * LDA + e % D] = e / D == e % D ? 1.0 : 0.0;
+      const double* Mc = sc.M + (std::size_t(bh) * (NS + 1) + seg) * P;
+      ldl_block<D>([&](int r, int cc) { return Mc[packed_index(r, cc)]; }, L, Pl::LDM, pivM, [](int, double x) { return x; }, colbuf);
+      solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
+      if (carry) solve_m<D, D>(A, LDA, D, L, Pl::LDM, pivM);
+    } else {
+      // [P | AK] = A_c [U | K]: thread (ty, tx) the rows ty + 16 m, columns tx + 16 n; e ascending.
+      constexpr int RM = D / 16, RN = Pl::R / 16;
+      double acc[RM][RN] = {};
 #pragma unroll 4
-    for (int k = 0; k <= C; ++k) {
-      const bool first = k <= t1;
-      const int i = first ? k : k - t1 - 1, t = first ? t1 : t2;
-      const double x = core::vfma(X[d * LDX + i], G[i * LDG + t], first ? acc1 : acc2);
-      if (first) acc1 = x;
-      else acc2 = x;
-    }
-    if (t1 < len) W[d * LDW + t1] -= acc1;
-    if (t2 < len) W[d * LDW + t2] -= acc2;
-  }
-  __syncthreads();
-  if (g.stop_after == 8) return;
-  // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
-  {
-    const int t = tid / TPS, s = tid % TPS;
-    double w[PER];
+      for (int e = 0; e < D; ++e) {
+        double a[RM], x[RN];
 #pragma unroll
-    for (int m = 0; m < PER; ++m) w[m] = t < len ? W[(s + TPS * m) * LDW + t] : 0.0;
-    const double nw = g.normalize_gate ? col_norm<TPS>(w) : 1.0;
-    if (t < len) {
-      float* a = g.out.gate + row_of(t);
+        for (int m = 0; m < RM; ++m) a[m] = A[(ty + 16 * m) * LDA + e];
 #pragma unroll
-      for (int m = 0; m < PER; ++m) a[s + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
+        for (int n = 0; n < RN; ++n) x[n] = double(rhs(e, tx + 16 * n));
+#pragma unroll
+        for (int m = 0; m < RM; ++m)
+#pragma unroll
+          for (int n = 0; n < RN; ++n) acc[m][n] = core::vfma(a[m], x[n], acc[m][n]);
+      }
+#pragma unroll
+      for (int m = 0; m < RM; ++m)
+#pragma unroll
+        for (int n = 0; n < RN; ++n) X[(ty + 16 * m) * LDX + tx + 16 * n] = acc[m][n];
     }
+    __syncthreads();  // X complete; the factor of M (the union) no longer read
+    if (g.stop_after == 1) continue;
+
+    // n_t = n_c + phi(k) of the chunk's steps so far (float, in order), and the ratio denominators
+    // (NT / C lanes per step).
+    if (g.ratio) {
+      for (int e = tid; e < C * D; e += NT) {
+        const int t = e / D, d = e % D;
+        nt[e] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
+      }
+      __syncthreads();
+      if (tid < D) {
+        float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
+        for (int t = 0; t < len; ++t) {
+          n = n + nt[t * D + tid];
+          nt[t * D + tid] = n;
+        }
+      }
+      __syncthreads();
+      const int t = tid / TPS, s = tid % TPS;
+      const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
+      float acc = 0.0f;
+#pragma unroll
+      for (int m = 0; m < PER; ++m) {
+        const int d = s + TPS * m;
+        if (t < len) acc = core::vfma(nt[t * D + d], phiq[d], acc);
+      }
+#pragma unroll
+      for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+      if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
+      __syncthreads();  // nt (G's space) read
+    }
+    if (g.stop_after == 2) continue;
+    // W = AK (a copy when P = AK), G = U^T P (lower triangle).
+    if constexpr (!USEP)
+      for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
+    for (int e = tid; e < C * C; e += NT) {
+      const int i = e / C, t = e % C;
+      if (t > i) continue;
+      double acc = 0.0;
+#pragma unroll 8
+      for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * LDF + d]), X[d * LDX + t], acc);
+      G[i * LDG + t] = acc;
+    }
+    __syncthreads();
+    if (g.stop_after == 3) continue;
+    // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
+    const double floor = g.delta_floor;
+    ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
+                 [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
+    if (g.stop_after == 4) continue;
+    // Z = P L^{-T} (in place of P).
+    solve_rows_lt<D, C>(X, LDX, G, LDG);
+    __syncthreads();
+    if (g.stop_after == 5) continue;
+    // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
+    for (int e = tid; e < C * C; e += NT) {
+      const int i = e / C, t = e % C;
+      if (t < i) continue;
+      double acc = 0.0;
+#pragma unroll 8
+      for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * LDF + d]), acc);
+      G[i * LDG + t] = acc / pivG[i];
+    }
+    __syncthreads();
+    if (g.stop_after == 6) continue;
+    // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product), i ascending. A
+    // thread takes columns t1 and t2 = C - 1 - t1 of one row: C + 1 terms in all, one per iteration.
+    for (int e = tid; e < D * C / 2; e += NT) {
+      const int d = e / (C / 2), t1 = e % (C / 2), t2 = C - 1 - t1;
+      double acc1 = 0.0, acc2 = 0.0;
+#pragma unroll 4
+      for (int k = 0; k <= C; ++k) {
+        const bool first_col = k <= t1;
+        const int i = first_col ? k : k - t1 - 1, t = first_col ? t1 : t2;
+        const double x = core::vfma(X[d * LDX + i], G[i * LDG + t], first_col ? acc1 : acc2);
+        if (first_col) acc1 = x;
+        else acc2 = x;
+      }
+      if (t1 < len) W[d * LDW + t1] -= acc1;
+      if (t2 < len) W[d * LDW + t2] -= acc2;
+    }
+    __syncthreads();
+    if (g.stop_after == 7) continue;
+    // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
+    {
+      const int t = tid / TPS, s = tid % TPS;
+      double w[PER];
+#pragma unroll
+      for (int m = 0; m < PER; ++m) w[m] = t < len ? W[(s + TPS * m) * LDW + t] : 0.0;
+      const double nw = g.normalize_gate ? col_norm<TPS>(w) : 1.0;
+      if (t < len) {
+        float* a = g.out.gate + row_of(t);
+#pragma unroll
+        for (int m = 0; m < PER; ++m) a[s + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
+      }
+    }
+    if (g.stop_after == 8 || !carry) continue;
+    // The carry A_{c+1} = A_c - (Z D^{-1}) Z^T: Z D^{-1} into W's space (W read above), then the
+    // rank-len update, thread (ty, tx) the rows ty + 16 m, columns tx + 16 n, i ascending.
+    __syncthreads();
+    for (int e = tid; e < D * C; e += NT) {
+      const int r = e / C, i = e % C;
+      W[r * LDW + i] = X[r * LDX + i] / pivG[i];
+    }
+    __syncthreads();
+    {
+      constexpr int AM = D / 16;
+      double acc[AM][AM] = {};
+#pragma unroll 4
+      for (int i = 0; i < len; ++i) {
+        double zr[AM], zc[AM];
+#pragma unroll
+        for (int m = 0; m < AM; ++m) {
+          zr[m] = W[(ty + 16 * m) * LDW + i];
+          zc[m] = X[(tx + 16 * m) * LDX + i];
+        }
+#pragma unroll
+        for (int m = 0; m < AM; ++m)
+#pragma unroll
+          for (int n = 0; n < AM; ++n) acc[m][n] = core::vfma(zr[m], zc[n], acc[m][n]);
+      }
+#pragma unroll
+      for (int m = 0; m < AM; ++m)
+#pragma unroll
+        for (int n = 0; n < AM; ++n) A[(ty + 16 * m) * LDA + tx + 16 * n] -= acc[m][n];
+    }
+    // The next chunk's first barrier orders these writes of A before its product reads A.
   }
 }
 
@@ -481,9 +573,9 @@ __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
   double* X = piv + D;
   double* colbuf = X + D * LDM;
   const Scratch sc = scratch_of(g);
-  const int bh = blockIdx.x, N = n_chunks(g.T, g.C);
+  const int bh = blockIdx.x, NS = n_segments(g.T, g.C);
   for (int e = threadIdx.x; e < D * D; e += NT) X[(e / D) * LDM + e % D] = e / D == e % D ? 1.0 : 0.0;
-  const double* MN = sc.M + (std::size_t(bh) * (N + 1) + N) * P;
+  const double* MN = sc.M + (std::size_t(bh) * (NS + 1) + NS) * P;
   ldl_block<D>([&](int r, int cc) { return MN[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   solve_m<D, D>(X, LDM, D, L, LDM, piv);
   __syncthreads();
@@ -496,8 +588,8 @@ constexpr int final_a_bytes() {
 
 template <class Prec, int D, int C>
 void launch_typed(const GateParams& g, cudaStream_t s) {
-  const int N = n_chunks(g.T, g.C), BH = g.B * g.H, P = packed_size(D);
-  const dim3 grid(N, BH);
+  const int BH = g.B * g.H, P = packed_size(D);
+  const dim3 grid(n_segments(g.T, g.C), BH);  // scan_prep and scan_gate: a block per (segment, head)
   if (g.kernels & 1u) {
     prep_kernel<Prec, D, C><<<grid, NT, 0, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());

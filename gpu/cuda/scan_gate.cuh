@@ -3,22 +3,27 @@
 // and the device workspace of a whole scan launch (stage 1 + stage 2,
 // scan_stages.cuh), which the launcher (scan_run.cu) and the benchmark share.
 //
-// Kernels, in order (all launched on one stream; no host synchronisation):
-//   scan_prep   grid (chunk, head): the features of every step in float (phi(k),
-//               k^, u, phi(q)), written out; the chunk's normaliser sum sigma_c
-//               (float, steps in order) and its Gram matrix Gamma_c = U U^T in
-//               double (lower triangle, packed) into slot c + 1 of the M buffer;
-//               chunk 0 writes slot 0 = lambda0 I.
-//   scan_prefix grid over (head, packed entry): M_c = M_{c-1} + Gamma_{c-1} in
-//               place, chunks in order (an inclusive scan of slots 0..N: slot c
-//               is then M_c, slot N is M_N); and over (head, d): n_c = sum_{j<c}
-//               sigma_j (float, j in order) in place of sigma.
-//   scan_gate   grid (chunk, head), the chunks in parallel: L D L^T of M_c
-//               (square-root-free Cholesky, double), P = M_c^{-1} U and
-//               AK = M_c^{-1} K (one solve when u = k^), the in-chunk Woodbury
-//               (G = U^T P, L D L^T of I + G with the sm_delta floor, Z, Y, the
-//               causal W = AK - Z Y) in double, a^ = W / ||W|| rounded to float
-//               once; the ratio denominators of the chunk's steps.
+// Kernels, in order (all launched on one stream; no host synchronisation). The
+// chunks are grouped into segments of ref::scan_segment_chunks(C) chunks (512
+// steps; docs/CHUNKED.md 8.10), one factorisation of M each:
+//   scan_prep   grid (segment, head): the features of every step in float (phi(k),
+//               k^, u, phi(q)), written out; each chunk's normaliser sum sigma_c
+//               (float, steps in order); the segment's Gram matrix sum U U^T in
+//               double (lower triangle, packed) into slot s + 1 of the M buffer;
+//               segment 0 writes slot 0 = lambda0 I.
+//   scan_prefix grid over (head, packed entry): slot s += slot s - 1, segments in
+//               order (slot s is then M at segment s's first chunk, slot NS is
+//               M_N); and over (head, d): n_c = sum_{j<c} sigma_j (float, j in
+//               order) in place of sigma.
+//   scan_gate   grid (segment, head), the segments in parallel, a segment's chunks
+//               in order: at the first, L D L^T of M_c (square-root-free
+//               Cholesky, double), P = M_c^{-1} U and AK = M_c^{-1} K (one solve
+//               when u = k^) and A_c = M_c^{-1}; at the later ones P = A_c U,
+//               AK = A_c K with the carried A_c; then the in-chunk Woodbury (G =
+//               U^T P, L D L^T of I + G with the sm_delta floor, Z, Y, the causal
+//               W = AK - Z Y) in double, a^ = W / ||W|| rounded to float once; the
+//               ratio denominators of the chunk's steps; the carry A_{c+1} =
+//               A_c - (Z D^{-1}) Z^T.
 //   scan_final_A grid (head): A = M_N^{-1} from the L D L^T of M_N, rounded to float.
 #pragma once
 
@@ -45,14 +50,16 @@ struct GateParams {
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
   // Probes of the benchmark's breakdown (the launchers leave them): the kernels
   // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A)
-  // and the phase after which scan_gate returns (0: none; 1 loads and
-  // denominators, 2 L D L^T of M_c, 3 solve, 4 G, 5 L D L^T of I + G, 6 Z, 7 Y,
-  // 8 W). With either set the outputs are incomplete.
+  // and the phase after which scan_gate goes on to a segment's next chunk (0:
+  // none; 1 loads with, at a segment's first chunk, L D L^T of M_c and the solves,
+  // at the later ones the product with A_c; 2 denominators, 3 G, 4 L D L^T of
+  // I + G, 5 Z, 6 Y, 7 W, 8 the gates, i.e. all but the carry of A). With either
+  // set the outputs are incomplete.
   unsigned kernels = 0xfu;
   int stop_after = 0;
 };
 
-// The gate's scratch: the M buffer (B H (N + 1) D (D + 1) / 2 doubles), the
+// The gate's scratch: the M buffer (B H (NS + 1) D (D + 1) / 2 doubles, NS segments), the
 // normaliser sums (B H N D floats), phi(k) and, where u is not k^ (u given or
 // unit-scaled), u ([B, T, H, D] floats each).
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);

@@ -63,11 +63,12 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 
 // The scan kinds' twin: the scan form's reference with the gate stage in double
 // and the state in float, as the kernels compute them (docs/CHUNKED.md, section 8),
-// with structure policy Structure (ref::ScanStructure in production; the gate's
-// scan mutants replace one of its hooks).
+// in the kernels' segments (ref::scan_segment_chunks(C) chunks per factorisation of
+// M_c, A_c carried in between: 8.10), with structure policy Structure
+// (ref::ScanStructure in production; the gate's scan mutants replace one of its hooks).
 template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
-  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C), bf16_out);
+  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C)), bf16_out);
 }
 
 }  // namespace vla::gpu
