@@ -20,14 +20,17 @@
 // three Monte Carlo runs): the full judgement happens when stage 2 runs inside
 // the chunked-scan implementation under the suite's tests.
 //
-// Usage: scan_state_check [--quick | --timed | --small]
+// Usage: scan_state_check [--quick | --timed | --small | --explore | --profile]
 //   (default: the correctness cases, then the timed shapes; --quick: the
-//   correctness cases only; --timed: the timed shapes only; --small: a few
-//   short cases, for compute-sanitizer)
+//   correctness cases only; --timed: the timed shapes only (launch_state's
+//   choices); --small: a few short cases, for compute-sanitizer; --explore: the
+//   pass's block shapes, ring depths and segment counts, timed; --profile: one
+//   launch of the T = 16,384 shape, for ncu)
 // Exit 0 when every case passes, 1 otherwise.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -53,8 +56,12 @@ struct Case {
   int B, T, H, D, C;
   bool bf16, ratio;
   int rows, elems;    // the pass's thread tile (scan_state.cuh StateConfig; rows 0: launch_state's choice)
-  int verify_heads;   // heads compared with the host reference (-1: all)
+  int verify_heads;   // heads compared with the host reference (-1: all; 0: none, timing only)
   int reps;           // timed repeats (0: not timed)
+  int group = 8;      // rows of a pass block
+  int stages = 3;     // the pass's cp.async ring
+  int segments = 1;   // pass segments (1: one launch; more: the overlapped schedule)
+  int probe = 0;      // the pass's timing probes (scan_state.cuh StateConfig::probe; values not checked)
 };
 
 std::uint64_t splitmix(std::uint64_t x) {
@@ -249,7 +256,7 @@ bool run_case(const Case& cs) {
   const auto t_start = std::chrono::steady_clock::now();
 
   // Gates: distinct per head for small cases, else a few patterns shared by the heads (v is per head).
-  const int n_pat = std::min(BH, cs.verify_heads < 0 ? BH : 4);
+  const int n_pat = std::min(BH, cs.verify_heads < 0 ? BH : cs.verify_heads == 0 ? 1 : 4);
   const std::vector<HeadGates>& pat = gates_for(T, D, n_pat);
 
   std::vector<float> kh(n), a(n), pq(n), den(rows), vf(n);
@@ -310,7 +317,9 @@ bool run_case(const Case& cs) {
   p.S = d_S.p;
   p.state_norm = d_norm.p;
   p.scratch = d_scr.p;
-  const scan::StateConfig cfg = cs.rows ? scan::StateConfig{cs.rows, cs.elems} : scan::state_config(B, H, D, cs.C);
+  const scan::StateConfig cfg =
+      cs.rows ? scan::StateConfig{cs.rows, cs.elems, cs.group, cs.stages, cs.segments, cs.probe} : scan::state_config(B, H, D, cs.C);
+  const int segments = scan::state_segments(T, cs.C, cfg);
   auto launch = [&](unsigned parts) { scan::launch_state_config(p, nullptr, cfg, parts); };
   const unsigned all_parts = scan::kPrep | scan::kPass | scan::kReadout;
   if (cs.rows == 0) {
@@ -418,14 +427,14 @@ bool run_case(const Case& cs) {
   const bool pass = all.failures == 0 && same_bits;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   std::printf(
-      "%s B=%d H=%d T=%d D=%d C=%d %s %s tile %dx%d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
+      "%s B=%d H=%d T=%d D=%d C=%d %s %s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
       "norm %.2e (%.2e) S %.2e (%.2e) | worst err/tol %.3f failures %zu nonfinite %zu deterministic %s",
-      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.rows, cfg.elems, heads.size(),
+      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
       all.rel_o, all.base_o, all.rel_norm, all.base_norm, all.rel_S, all.base_S, all.worst_ratio, all.failures, all.nonfinite,
       same_bits ? "yes" : "NO");
   if (cs.reps > 0) {
     const double flop = 8.0 * BH * static_cast<double>(T) * D * D;  // 4 D^2 FMA per step and head
-    std::printf(" | median %.4f ms over %d (prep %.4f, pass %.4f, readout %.4f) %.1f TFLOP/s of the 4 D^2 FMA/step", median_ms,
+    std::printf(" | median %.4f ms over %d (alone: prep %.4f, pass %.4f, readout %.4f) %.1f TFLOP/s of the 4 D^2 FMA/step", median_ms,
                 cs.reps, prep_ms, pass_ms, readout_ms, flop / median_ms * 1e-9);
   }
   std::printf(" | %.1f s\n", secs);
@@ -437,9 +446,11 @@ bool run_case(const Case& cs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
-  const bool timed_only = argc > 1 && std::strcmp(argv[1], "--timed") == 0;
+  const char* mode = argc > 1 ? argv[1] : "";
+  const bool quick = std::strcmp(mode, "--quick") == 0;
+  const bool small = std::strcmp(mode, "--small") == 0;
+  const bool timed_only = std::strcmp(mode, "--timed") == 0;
+  const bool explore = std::strcmp(mode, "--explore") == 0;
   cudaDeviceProp prop{};
   int dev = 0, drv = 0, rt = 0;
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
@@ -447,7 +458,8 @@ int main(int argc, char** argv) {
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
   std::printf("device %s, %d SMs, CUDA driver API %d, runtime %d\n", prop.name, prop.multiProcessorCount, drv, rt);
-  // B, T, H, D, C, bf16, ratio, rows, elems, verify_heads, reps (rows 0: launch_state's choice)
+  // B, T, H, D, C, bf16, ratio, rows, elems, verify_heads, reps, group, stages, segments
+  // (rows 0: launch_state's choice; segments > 1: the overlapped schedule)
   std::vector<Case> cases = {
       {2, 100, 3, 16, 32, false, true, 0, 0, -1, 0},  {1, 257, 2, 32, 64, true, true, 0, 0, -1, 0},
       {2, 1000, 2, 64, 64, false, false, 1, 4, -1, 0}, {2, 1000, 2, 64, 64, false, true, 2, 2, -1, 0},
@@ -458,19 +470,49 @@ int main(int argc, char** argv) {
       {1, 5, 2, 16, 64, true, false, 0, 0, -1, 0},    {1, 4096, 2, 64, 64, false, true, 1, 4, -1, 0},
       {1, 4096, 2, 64, 32, false, true, 4, 2, -1, 0}, {1, 31, 2, 64, 32, false, true, 0, 0, -1, 0},
       {3, 95, 5, 32, 32, true, false, 0, 0, -1, 0},   {1, 129, 1, 16, 64, false, true, 0, 0, -1, 0},
+      // v4: the new tiles, ring depths and the overlapped schedule (uneven segments, short last chunks)
+      {2, 1000, 2, 64, 64, false, true, 1, 2, -1, 0, 8, 3, 5},  {1, 777, 2, 64, 32, true, true, 1, 2, -1, 0, 4, 2, 7},
+      {1, 777, 2, 64, 32, true, true, 2, 2, -1, 0, 4, 4, 3},    {1, 777, 2, 64, 32, false, false, 2, 2, -1, 0, 8, 3, 25},
+      {3, 95, 5, 32, 32, true, false, 1, 1, -1, 0, 8, 3, 2},    {1, 300, 2, 128, 32, true, true, 1, 4, -1, 0, 8, 3, 4},
+      {1, 300, 2, 128, 64, false, true, 4, 4, -1, 0, 8, 2, 3},  {2, 100, 3, 16, 32, false, true, 1, 1, -1, 0, 8, 4, 4},
+      {1, 1, 1, 64, 32, true, true, 1, 2, -1, 0, 8, 3, 4},      {1, 33, 1, 64, 32, false, true, 1, 2, -1, 0, 8, 3, 2},
+      {1, 4096, 2, 64, 32, false, true, 1, 2, -1, 0, 8, 3, 1},  {1, 4096, 2, 64, 32, true, true, 1, 2, -1, 0, 8, 3, 16},
+      {2, 2000, 3, 64, 64, true, true, 1, 4, -1, 0, 8, 4, 6},   {1, 513, 2, 16, 64, false, true, 4, 1, -1, 0, 8, 3, 3},
   };
   if (small) {
     cases = {{2, 100, 3, 16, 32, false, true, 0, 0, -1, 0},  {1, 200, 2, 64, 64, true, true, 1, 4, -1, 0},
              {1, 200, 1, 64, 64, false, false, 2, 2, -1, 0}, {1, 130, 1, 64, 32, true, true, 4, 2, -1, 0},
-             {1, 130, 1, 128, 64, false, true, 0, 0, -1, 0},  {1, 70, 1, 32, 32, true, true, 0, 0, -1, 0}};
+             {1, 130, 1, 128, 64, false, true, 0, 0, -1, 0},  {1, 70, 1, 32, 32, true, true, 0, 0, -1, 0},
+             {1, 300, 2, 64, 32, true, true, 1, 2, -1, 0, 8, 3, 3}, {1, 200, 1, 64, 32, false, true, 1, 2, -1, 0, 4, 2, 4},
+             {1, 150, 1, 16, 32, false, true, 1, 1, -1, 0, 8, 4, 3}};
+  } else if (explore) {
+    // The block shapes, ring depths and segment counts, B=1 H=16 D=64 bf16 unless said.
+    cases.clear();
+    for (const auto& x : std::vector<std::array<int, 5>>{{2, 2, 8, 2, 1}, {2, 2, 8, 3, 1}, {1, 2, 8, 2, 1}, {1, 2, 8, 3, 1},
+                                                         {1, 2, 8, 4, 1}, {1, 2, 4, 3, 1}, {2, 2, 4, 3, 1}, {1, 4, 8, 3, 1},
+                                                         {4, 2, 8, 2, 1}, {1, 2, 8, 3, 4}, {1, 2, 8, 3, 8}, {1, 2, 8, 3, 16},
+                                                         {1, 2, 8, 3, 32}, {2, 2, 8, 3, 8}, {1, 2, 4, 3, 8}, {1, 4, 8, 3, 8}})
+      cases.push_back({1, 16384, 16, 64, 32, true, true, x[0], x[1], 1, 10, x[2], x[3], x[4]});
+    for (int seg : {1, 2, 4, 8}) cases.push_back({1, 4096, 16, 64, 32, true, true, 1, 2, 1, 20, 8, 3, seg});
+    for (int seg : {8, 16, 32}) cases.push_back({1, 65536, 16, 64, 32, true, true, 1, 2, 1, 5, 8, 3, seg});
+    for (const auto& x : std::vector<std::array<int, 5>>{{1, 2, 8, 3, 1}, {2, 2, 8, 3, 1}, {2, 2, 8, 2, 1}, {4, 2, 8, 2, 1}})
+      cases.push_back({8, 4096, 128, 64, 32, true, true, x[0], x[1], 1, 5, x[2], x[3], x[4]});
+  } else if (std::strcmp(mode, "--profile") == 0) {
+    // One launch_state of the T = 16,384 shape, unverified and untimed: for a profiler
+    // (the pass is the third kernel launched).
+    cases = {{1, 16384, 16, 64, 32, true, true, 0, 0, 0, 0}};
   } else if (!quick) {
+    // The report's shapes with launch_state's choices (B=1 H=16 D=64 C=32 bf16 and fp32, B=8 H=128; C=64).
     const std::vector<Case> timed = {
-        {1, 4096, 16, 64, 32, true, true, 0, 0, 1, 20},    {1, 16384, 16, 64, 32, false, true, 0, 0, 2, 20},
-        {1, 16384, 16, 64, 32, true, true, 4, 2, 1, 20},   {1, 16384, 16, 64, 32, true, true, 2, 2, 1, 20},
-        {1, 16384, 16, 64, 32, true, true, 1, 4, 1, 20},   {1, 16384, 16, 64, 64, true, true, 0, 0, 1, 20},
-        {1, 16384, 16, 64, 64, true, true, 4, 2, 1, 20},   {1, 65536, 16, 64, 32, true, true, 0, 0, 1, 10},
-        {1, 65536, 16, 64, 64, true, true, 0, 0, 1, 10},   {8, 4096, 128, 64, 32, true, true, 0, 0, 2, 10},
-        {8, 4096, 128, 64, 64, true, true, 0, 0, 1, 10},
+        {1, 4096, 16, 64, 32, true, true, 0, 0, 1, 20},   {1, 4096, 16, 64, 32, false, true, 0, 0, 1, 20},
+        {1, 16384, 16, 64, 32, true, true, 0, 0, 1, 20},  {1, 16384, 16, 64, 32, false, true, 0, 0, 1, 20},
+        {1, 65536, 16, 64, 32, true, true, 0, 0, 0, 10},  {1, 65536, 16, 64, 32, false, true, 0, 0, 0, 10},
+        {8, 4096, 128, 64, 32, true, true, 0, 0, 1, 10},  {8, 4096, 128, 64, 32, false, true, 0, 0, 0, 5},
+        {1, 16384, 16, 64, 64, true, true, 0, 0, 0, 20},
+        // The pass's time split (probes: without r's dot products, without the steps, without both) and the
+        // overlapped schedule, at launch_state's tile for T = 16,384 (values not checked).
+        {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 1, 1}, {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 1, 2},
+        {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 1, 3}, {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 8, 0},
     };
     if (timed_only) cases.clear();
     cases.insert(cases.end(), timed.begin(), timed.end());

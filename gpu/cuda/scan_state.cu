@@ -51,10 +51,14 @@
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "check.cuh"
 #include "scan_state.cuh"
@@ -113,8 +117,8 @@ constexpr std::size_t prep_smem_bytes() {
 }
 
 template <int D, int C, bool BF16>
-__global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int n_chunks, float* __restrict__ kt_out,
-                                                              float* __restrict__ vt_out) {
+__global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int n_chunks, int c_begin, int n_seg,
+                                                              float* __restrict__ kt_out, float* __restrict__ vt_out) {
   static_assert(C % 16 == 0, "C must be a multiple of 16");
   constexpr int LD = D + 1;  // odd stride: a warp reading 16 rows at one column hits 16 banks
   constexpr int LT = C + 4;   // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
@@ -125,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int
   float* Tm = Vs + C * LD;   // T(i, t), i < t
 
   const int T = p.T, H = p.H;
-  const int bh = blockIdx.x / n_chunks, c = blockIdx.x % n_chunks;
+  const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
   const int b = bh / H, h = bh % H;
   const int t0 = c * C;
   const int cc = min(C, T - t0);
@@ -306,34 +310,42 @@ __device__ __forceinline__ void reduce_scatter_permuted(float (&v)[NV]) {
   }
 }
 
-// A pass block: G = 8 rows of S as G/R row groups; a thread holds R rows x E
-// consecutive columns (register tile: each shared-memory word it loads feeds R
-// FMAs), the SL = D/E threads of a row group are consecutive lanes of one warp.
-// r's partial sums are reduced U = SL/R steps at a time (R*U = SL values, one
-// whole sum per lane after the reduce-scatter).
-template <int D, int C, int R, int E>
+// A pass block: G rows of S (G = 4, 8 or 16) as G/R row groups; a thread holds R
+// rows x E consecutive columns (register tile: each shared-memory word it loads
+// feeds R FMAs), the SL = D/E threads of a row group are consecutive lanes of one
+// warp. r's partial sums are reduced U = SL/R steps at a time (R*U = SL values,
+// one whole sum per lane after the reduce-scatter). A ring of `stages` chunk
+// buffers (a^ and kt rows, vt of the block's rows), stages - 1 chunks loaded ahead.
+template <int D, int C, int R, int E, int G>
 struct PassShape {
-  static constexpr int G = 8;         // rows of a block
   static constexpr int SL = D / E;    // lanes of a row group
   static constexpr int NRG = G / R;   // row groups of a block
   static constexpr int NT = NRG * SL;  // threads
   static constexpr int U = SL / R;    // steps per reduce-scatter
   static constexpr std::size_t buf_floats = 2 * static_cast<std::size_t>(C) * D + static_cast<std::size_t>(C) * G;
-  static constexpr std::size_t smem_bytes = (2 * buf_floats + static_cast<std::size_t>(C) * G) * sizeof(float);
+  static constexpr std::size_t smem_bytes(int stages) {
+    return (stages * buf_floats + static_cast<std::size_t>(G) * C) * sizeof(float);
+  }
   static_assert(D % E == 0 && SL <= 32 && 32 % SL == 0 && G % R == 0 && SL % R == 0 && C % U == 0,
                 "a row group's lanes in one warp, one whole sum per lane");
-  static_assert(NT % 32 == 0 && G % 4 == 0 && (R == 1 || R == 2 || R == 4), "whole warps; 16-byte vt pieces; r loads");
+  static_assert(NT % 32 == 0 && G % 4 == 0 && (R == 1 || R == 2 || R == 4) && C % 4 == 0,
+                "whole warps; 16-byte vt pieces; r loads; steps four at a time");
 };
 
-template <int D, int C, int R, int E>
-__global__ void __launch_bounds__(PassShape<D, C, R, E>::NT, 1)
-    state_pass_kernel(StateParams p, int n_chunks, const float* __restrict__ kt_in, float* __restrict__ vt_r,
-                      float* __restrict__ sc_out) {
-  using Sh = PassShape<D, C, R, E>;
-  constexpr int G = Sh::G, SL = Sh::SL, NT = Sh::NT, U = Sh::U;
+// Chunks [c_begin, c_end) of the sequential pass (a segment: launch_state may
+// split the pass into segments so that the readout of one overlaps the pass of
+// the next). S enters from p.S (zeros when c_begin = 0) and leaves to p.S.
+// PROBE (timing only, wrong values; StateConfig::probe): 1 leaves out r's dot
+// products and reduce-scatter (r = vt), 2 the steps, 3 both.
+template <int D, int C, int R, int E, int G, int PROBE = 0>
+__global__ void __launch_bounds__(PassShape<D, C, R, E, G>::NT, 1)
+    state_pass_kernel(StateParams p, int n_chunks, int c_begin, int c_end, int stages, const float* __restrict__ kt_in,
+                      float* __restrict__ vt_r, float* __restrict__ sc_out) {
+  using Sh = PassShape<D, C, R, E, G>;
+  constexpr int SL = Sh::SL, NT = Sh::NT, U = Sh::U;
   constexpr int NG = D / G;  // row blocks of a head
   extern __shared__ __align__(16) float smem[];
-  float* Rs = smem + 2 * Sh::buf_floats;  // r_t of the block's rows: [C][G]
+  float* Rs = smem + stages * Sh::buf_floats;  // r of the block's rows, [G][C] (a row's steps contiguous)
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / NG, grp = blockIdx.x % NG;
@@ -346,32 +358,35 @@ __global__ void __launch_bounds__(PassShape<D, C, R, E>::NT, 1)
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
 
   // The chunk's a^ and kt rows (all D columns) and vt of the block's rows; rows
-  // past a short last chunk are zeros.
+  // past a short last chunk are zeros. One commit per call (an empty group when
+  // c is past the segment), so that the ring's group count stays uniform.
   auto load_chunk = [&](int c, int buf) {
-    float* As = smem + buf * Sh::buf_floats;
-    float* Ks = As + C * D;
-    float* Vs = Ks + C * D;
-    const int t0 = c * C, cc = min(C, T - t0);
-    constexpr int Q = D / 4;  // 16-byte pieces of a row
-    const float* kt = kt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
-    for (int e = tid; e < C * Q; e += NT) {
-      const int t = e / Q, q = e % Q;
-      if (t < cc) {
-        __pipeline_memcpy_async(As + t * D + 4 * q, p.in.gate + row_index(b, t0 + t, h, T, H) * D + 4 * q, 16);
-        __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
-      } else {
-        *reinterpret_cast<float4*>(As + t * D + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
-        *reinterpret_cast<float4*>(Ks + 4 * e) = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (c < c_end) {
+      float* As = smem + buf * Sh::buf_floats;
+      float* Ks = As + C * D;
+      float* Vs = Ks + C * D;
+      const int t0 = c * C, cc = min(C, T - t0);
+      constexpr int Q = D / 4;  // 16-byte pieces of a row
+      const float* kt = kt_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
+      for (int e = tid; e < C * Q; e += NT) {
+        const int t = e / Q, q = e % Q;
+        if (t < cc) {
+          __pipeline_memcpy_async(As + t * D + 4 * q, p.in.gate + row_index(b, t0 + t, h, T, H) * D + 4 * q, 16);
+          __pipeline_memcpy_async(Ks + 4 * e, kt + 4 * e, 16);
+        } else {
+          *reinterpret_cast<float4*>(As + t * D + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
+          *reinterpret_cast<float4*>(Ks + 4 * e) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
       }
-    }
-    constexpr int QG = G / 4;
-    for (int e = tid; e < C * QG; e += NT) {
-      const int t = e / QG, q = e % QG;
-      if (t < cc) {
-        __pipeline_memcpy_async(Vs + t * G + 4 * q, vt_r + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + 4 * q,
-                                16);
-      } else {
-        *reinterpret_cast<float4*>(Vs + t * G + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
+      constexpr int QG = G / 4;
+      for (int e = tid; e < C * QG; e += NT) {
+        const int t = e / QG, q = e % QG;
+        if (t < cc) {
+          __pipeline_memcpy_async(Vs + t * G + 4 * q,
+                                  vt_r + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + 4 * q, 16);
+        } else {
+          *reinterpret_cast<float4*>(Vs + t * G + 4 * q) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
       }
     }
     __pipeline_commit();
@@ -381,14 +396,23 @@ __global__ void __launch_bounds__(PassShape<D, C, R, E>::NT, 1)
 #pragma unroll
   for (int rr = 0; rr < R; ++rr)
 #pragma unroll
-    for (int e = 0; e < E; ++e) s[rr][e] = 0.0f;
+    for (int e = 0; e < E; ++e) s[rr][e] = c_begin == 0 ? 0.0f : p.S[(static_cast<std::size_t>(bh) * D + i0 + rr) * D + j0 + e];
 
-  load_chunk(0, 0);
-  for (int c = 0; c < n_chunks; ++c) {
-    const int buf = c & 1;
-    __pipeline_wait_prior(0);
-    __syncthreads();  // chunk c staged for all; every thread done with chunk c-1 (its buffer and Rs)
-    if (c + 1 < n_chunks) load_chunk(c + 1, buf ^ 1);
+  for (int k = 0; k < stages - 1; ++k) load_chunk(c_begin + k, k);
+  int buf = stages - 1, next = stages - 1;  // chunk c's buffer (advanced below), the buffer loaded next
+  for (int c = c_begin; c < c_end; ++c) {
+    buf = buf + 1 == stages ? 0 : buf + 1;
+    // Groups committed so far: stages - 1 + (c - c_begin); chunk c's is the (c - c_begin + 1)-th.
+    if (stages == 2) {
+      __pipeline_wait_prior(0);
+    } else if (stages == 3) {
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(2);
+    }
+    __syncthreads();  // chunk c staged for all; every thread done with chunk c-1 (the buffer reloaded next, and Rs)
+    load_chunk(c + stages - 1, next);
+    next = next + 1 == stages ? 0 : next + 1;
     const float* As = smem + buf * Sh::buf_floats;
     const float* Ks = As + C * D;
     const float* Vs = Ks + C * D;
@@ -418,37 +442,63 @@ __global__ void __launch_bounds__(PassShape<D, C, R, E>::NT, 1)
 #pragma unroll
     for (int sb = 0; sb < C; sb += U) {
       float v[U * R];
+      if constexpr ((PROBE & 1) != 0) {
+        v[0] = 0.0f;
+      } else {
 #pragma unroll
-      for (int pu = 0; pu < U; ++pu) {
-        float k[E];
-        lds<E>(k, Ks + (sb + (pu ^ swz)) * D + j0);
+        for (int pu = 0; pu < U; ++pu) {
+          float k[E];
+          lds<E>(k, Ks + (sb + (pu ^ swz)) * D + j0);
 #pragma unroll
-        for (int rr = 0; rr < R; ++rr) {
-          float acc = 0.0f;
+          for (int rr = 0; rr < R; ++rr) {
+            float acc = 0.0f;
 #pragma unroll
-          for (int e = 0; e < E; ++e) acc = fmaf(s[rr][e], k[e], acc);
-          v[pu * R + rr] = acc;
+            for (int e = 0; e < E; ++e) acc = fmaf(s[rr][e], k[e], acc);
+            v[pu * R + rr] = acc;
+          }
         }
+        reduce_scatter_permuted<U * R, SL / 2, R>(v);  // lane bits SL/2 .. R: the steps
+        reduce_scatter<R, R / 2>(v, sl);                // lane bits R/2 .. 1: the rows
       }
-      reduce_scatter_permuted<U * R, SL / 2, R>(v);  // lane bits SL/2 .. R: the steps
-      reduce_scatter<R, R / 2>(v, sl);                // lane bits R/2 .. 1: the rows
       const int t = sb + sl / R, row = r0 + sl % R;
       const float r = Vs[t * G + row] - v[0];  // zero rows past cc give r = 0 there: never stored
-      Rs[t * G + row] = r;
+      Rs[row * C + t] = r;
       if (t < cc) vt_r[(static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + row] = r;
     }
     __syncwarp();
 
-    // The steps, t in order: S_ij = fma(r_t,i, a^_t,j, S_ij).
-#pragma unroll 4
-    for (int t = 0; t < cc; ++t) {
-      float rv[R], a[E];
-      lds<R>(rv, Rs + t * G + r0);
-      lds<E>(a, As + t * D + j0);
+    // The steps, t in order: S_ij = fma(r_t,i, a^_t,j, S_ij). A full chunk fully
+    // unrolled (its loads free to move ahead of earlier steps' FMAs), r four steps
+    // per load; a short last chunk one step at a time.
+    if constexpr ((PROBE & 2) != 0) {
+    } else if (cc == C) {
 #pragma unroll
-      for (int rr = 0; rr < R; ++rr)
+      for (int t = 0; t < C; t += 4) {
+        float rv[R][4];
 #pragma unroll
-        for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv[rr], a[e]);
+        for (int rr = 0; rr < R; ++rr) lds<4>(rv[rr], Rs + (r0 + rr) * C + t);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          float a[E];
+          lds<E>(a, As + (t + u) * D + j0);
+#pragma unroll
+          for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+            for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv[rr][u], a[e]);
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int t = 0; t < cc; ++t) {
+        float a[E];
+        lds<E>(a, As + t * D + j0);
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) {
+          const float rv = Rs[(r0 + rr) * C + t];
+#pragma unroll
+          for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv, a[e]);
+        }
+      }
     }
   }
 
@@ -483,7 +533,8 @@ struct ReadShape {
 
 template <int D, int C, bool BF16>
 __global__ void __launch_bounds__(ReadShape<D, C>::NT)
-    state_readout_kernel(StateParams p, int n_chunks, const float* __restrict__ r_in, const float* __restrict__ sc_in) {
+    state_readout_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, const float* __restrict__ r_in,
+                         const float* __restrict__ sc_in) {
   using Sh = ReadShape<D, C>;
   constexpr int RR = Sh::RR, ER = Sh::ER, SLR = Sh::SLR, NT = Sh::NT, UR = Sh::UR, NPL = Sh::NPL, NS = Sh::NS;
   extern __shared__ __align__(16) float rsmem[];
@@ -494,7 +545,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
   float* NP = Ds + C;      // norm partials [C][NS]
 
   const int T = p.T, H = p.H;
-  const int bh = blockIdx.x / n_chunks, c = blockIdx.x % n_chunks;
+  const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
   const int b = bh / H, h = bh % H;
   const int tid = threadIdx.x;
   const int rg = tid / SLR, sl = tid % SLR;
@@ -602,53 +653,150 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
 
 // ---------------------------------------------------------------- launch
 
-template <int D, int C, int R, int E, bool BF16>
-void launch_typed(const StateParams& p, cudaStream_t s, unsigned parts) {
+// The streams and events of the overlapped schedule (StateConfig::segments > 1),
+// one set per device, created on first use and kept for the process (enqueueing
+// under aux_mutex, so that concurrent callers do not interleave their records of
+// the shared events).
+struct Aux {
+  cudaStream_t prep = nullptr, pass = nullptr, read = nullptr;
+  std::vector<cudaEvent_t> ev;
+};
+std::mutex aux_mutex;
+
+Aux& aux_for_current_device() {
+  static std::map<int, Aux> all;
+  int dev = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  Aux& x = all[dev];
+  if (!x.pass) {
+    int least = 0, greatest = 0;
+    VLA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    // The pass is the critical path: its blocks first when prep and readout blocks
+    // compete for the SMs. Non-blocking: no implicit order with the legacy stream.
+    VLA_CUDA_CHECK(cudaStreamCreateWithPriority(&x.pass, cudaStreamNonBlocking, greatest));
+    VLA_CUDA_CHECK(cudaStreamCreateWithPriority(&x.prep, cudaStreamNonBlocking, least));
+    VLA_CUDA_CHECK(cudaStreamCreateWithPriority(&x.read, cudaStreamNonBlocking, least));
+  }
+  return x;
+}
+
+cudaEvent_t aux_event(Aux& x, std::size_t i) {
+  while (x.ev.size() <= i) {
+    cudaEvent_t e = nullptr;
+    VLA_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    x.ev.push_back(e);
+  }
+  return x.ev[i];
+}
+
+// Segments of the pass (0 or 1: one launch, no overlap), at most one per chunk.
+int segments_for(const StateConfig& cfg, int n_chunks) { return std::max(1, std::min(cfg.segments, n_chunks)); }
+
+template <int D, int C, int R, int E, int G, bool BF16, int PROBE = 0>
+void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
   auto* base = static_cast<char*>(p.scratch);
   auto* kt = reinterpret_cast<float*>(base + l.kt);
   auto* vt = reinterpret_cast<float*>(base + l.vt);
   auto* sc = reinterpret_cast<float*>(base + l.sc);
   const int n_chunks = (p.T + C - 1) / C;
-  const int bh = p.B * p.H;
-  const std::size_t blocks_chunks = static_cast<std::size_t>(bh) * n_chunks;
+  const long long bh = static_cast<long long>(p.B) * p.H;
+  using PS = PassShape<D, C, R, E, G>;
+  using RS = ReadShape<D, C>;
+  constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
 
-  if (parts & kPrep) {
-    constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
-    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(prep_smem)));
-    state_prep_kernel<D, C, BF16><<<static_cast<unsigned>(blocks_chunks), kThreads, prep_smem, s>>>(p, n_chunks, kt, vt);
+  int dev = 0, smem_optin = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  int stages = std::max(2, std::min(4, cfg.stages));
+  while (stages > 2 && PS::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
+  const std::size_t pass_smem = PS::smem_bytes(stages);
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(prep_smem)));
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, R, E, G, PROBE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(pass_smem)));
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(RS::smem_bytes)));
+  auto prep = [&](int c0, int c1, cudaStream_t st) {
+    state_prep_kernel<D, C, BF16><<<static_cast<unsigned>(bh * (c1 - c0)), kThreads, prep_smem, st>>>(p, n_chunks, c0, c1 - c0, kt, vt);
     VLA_CUDA_CHECK(cudaGetLastError());
-  }
-  if (parts & kPass) {
-    using Sh = PassShape<D, C, R, E>;
-    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, R, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(Sh::smem_bytes)));
-    state_pass_kernel<D, C, R, E>
-        <<<static_cast<unsigned>(static_cast<std::size_t>(bh) * (D / Sh::G)), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, kt, vt, sc);
+  };
+  auto pass = [&](int c0, int c1, cudaStream_t st) {
+    state_pass_kernel<D, C, R, E, G, PROBE>
+        <<<static_cast<unsigned>(bh * (D / G)), PS::NT, pass_smem, st>>>(p, n_chunks, c0, c1, stages, kt, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
-  }
-  if (parts & kReadout) {
-    using Sh = ReadShape<D, C>;
-    VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(Sh::smem_bytes)));
-    state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(blocks_chunks), Sh::NT, Sh::smem_bytes, s>>>(p, n_chunks, vt, sc);
+  };
+  auto readout = [&](int c0, int c1, cudaStream_t st) {
+    state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(bh * (c1 - c0)), RS::NT, RS::smem_bytes, st>>>(p, n_chunks, c0, c1 - c0, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
+  };
+
+  const int K = segments_for(cfg, n_chunks);
+  auto bound = [&](int k) { return static_cast<int>(static_cast<long long>(n_chunks) * k / K); };
+  if (parts == (kPrep | kPass | kReadout) && K > 1) {
+    // Overlapped: prep of segment k (stream prep) -> pass of segment k (stream
+    // pass, after pass k-1) -> readout of segment k (stream read), so that the
+    // readout of k and the prep of later segments run beside the pass of k+1.
+    // Every kernel computes the same values as in one sequence: deterministic.
+    // Measured slower than the plain sequence on the H200 (the pass slows down
+    // beside the other kernels: reports/gpu/2026-12-03-h200-scan-state.md), hence
+    // not launch_state's choice.
+    std::lock_guard<std::mutex> lock(aux_mutex);
+    Aux& x = aux_for_current_device();
+    cudaEvent_t start = aux_event(x, 0), done = aux_event(x, 1);
+    VLA_CUDA_CHECK(cudaEventRecord(start, s));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(x.prep, start, 0));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(x.pass, start, 0));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(x.read, start, 0));
+    for (int k = 0; k < K; ++k) {
+      prep(bound(k), bound(k + 1), x.prep);
+      VLA_CUDA_CHECK(cudaEventRecord(aux_event(x, 2 + k), x.prep));
+    }
+    for (int k = 0; k < K; ++k) {
+      VLA_CUDA_CHECK(cudaStreamWaitEvent(x.pass, aux_event(x, 2 + k), 0));
+      pass(bound(k), bound(k + 1), x.pass);
+      VLA_CUDA_CHECK(cudaEventRecord(aux_event(x, 2 + K + k), x.pass));
+    }
+    for (int k = 0; k < K; ++k) {
+      VLA_CUDA_CHECK(cudaStreamWaitEvent(x.read, aux_event(x, 2 + K + k), 0));
+      readout(bound(k), bound(k + 1), x.read);
+    }
+    // The last readout follows every pass (events) and every prep: one join.
+    VLA_CUDA_CHECK(cudaEventRecord(done, x.read));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(s, done, 0));
+    return;
   }
+  if (parts & kPrep) prep(0, n_chunks, s);
+  if (parts & kPass)
+    for (int k = 0; k < K; ++k) pass(bound(k), bound(k + 1), s);
+  if (parts & kReadout) readout(0, n_chunks, s);
 }
 
-// The pass's thread tiles built (rows x columns per thread, blocks of 8 rows):
-// 4 x max(D/32, 1) for every D; for D = 64 also 2 x 2 and 1 x 4.
+// The pass's tiles built (rows x columns per thread, rows per block): 4 x E0 and
+// 1 x E0 with 8-row blocks for every D (E0 = max(D/32, 1): a row's lanes fill a
+// warp); for D = 64 also 2 x 2 and 1 x 4 (8 rows), 1 x 2 and 2 x 2 (4 rows).
 template <int D, int C, bool BF16>
 void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   constexpr int E0 = D >= 32 ? D / 32 : 1;
-  if (cfg.rows == 4 && cfg.elems == E0) return launch_typed<D, C, 4, E0, BF16>(p, s, parts);
-  if constexpr (D == 64) {
-    if (cfg.rows == 2 && cfg.elems == 2) return launch_typed<D, C, 2, 2, BF16>(p, s, parts);
-    if (cfg.rows == 1 && cfg.elems == 4) return launch_typed<D, C, 1, 4, BF16>(p, s, parts);
+  const int r = cfg.rows, e = cfg.elems, g = cfg.group;
+  if constexpr (D == 64 && C == 32) {  // the timing probes, for launch_state's tile at B H < 64
+    if (cfg.probe != 0 && r == 2 && e == 2 && g == 8) {
+      if (cfg.probe == 1) return launch_typed<D, C, 2, 2, 8, BF16, 1>(p, s, cfg, parts);
+      if (cfg.probe == 2) return launch_typed<D, C, 2, 2, 8, BF16, 2>(p, s, cfg, parts);
+      if (cfg.probe == 3) return launch_typed<D, C, 2, 2, 8, BF16, 3>(p, s, cfg, parts);
+    }
   }
-  throw std::invalid_argument("scan state: " + std::to_string(cfg.rows) + " rows of " + std::to_string(cfg.elems) +
-                              " columns per thread not built for D=" + std::to_string(D));
+  if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for D=64 C=32 tile 2 x 2 x 8 only");
+  if (r == 4 && e == E0 && g == 8) return launch_typed<D, C, 4, E0, 8, BF16>(p, s, cfg, parts);
+  if (r == 1 && e == E0 && g == 8) return launch_typed<D, C, 1, E0, 8, BF16>(p, s, cfg, parts);
+  if constexpr (D == 64) {
+    if (r == 2 && e == 2 && g == 8) return launch_typed<D, C, 2, 2, 8, BF16>(p, s, cfg, parts);
+    if (r == 1 && e == 4 && g == 8) return launch_typed<D, C, 1, 4, 8, BF16>(p, s, cfg, parts);
+    if (r == 1 && e == 2 && g == 4) return launch_typed<D, C, 1, 2, 4, BF16>(p, s, cfg, parts);
+    if (r == 2 && e == 2 && g == 4) return launch_typed<D, C, 2, 2, 4, BF16>(p, s, cfg, parts);
+  }
+  throw std::invalid_argument("scan state: " + std::to_string(r) + " rows of " + std::to_string(e) + " columns per thread in " +
+                              std::to_string(g) + "-row blocks not built for D=" + std::to_string(D));
 }
 
 template <int D, bool BF16>
@@ -679,14 +827,24 @@ std::size_t state_scratch_bytes(int B, int T, int H, int D, int C) {
 }
 
 StateConfig state_config(int B, int H, int D, int C) {
-  (void)B;
-  (void)H;
   (void)C;
-  // D = 64: 2 x 2 measured fastest on the H200 (reports/gpu/2026-12-01-h200-scan-state.md, v3);
-  // the other D: 4 x max(D/32, 1), the one tile built for them.
-  if (D == 64) return StateConfig{2, 2};
-  return StateConfig{4, D >= 32 ? D / 32 : 1};
+  // Measured on the H200 (reports/gpu/2026-12-03-h200-scan-state.md): at D = 64,
+  // 2 x 2 when the pass has few blocks (B H = 16: 4 warps per SM, latency-bound;
+  // 1 x 2 with 8 warps and 4-row blocks are slower), 4 x 2 when it has many
+  // (B H = 1024: the fewest shared-memory loads per FMA); a ring of 2 chunk buffers
+  // (3 and 4 gain nothing); one segment (the overlapped schedule is slower). The
+  // other D: 4 x max(D/32, 1), v3's tile.
+  StateConfig cfg;
+  cfg.rows = 4;
+  cfg.elems = D >= 32 ? D / 32 : 1;
+  if (D == 64 && static_cast<long long>(B) * H < 64) cfg.rows = 2;
+  cfg.group = 8;
+  cfg.stages = 2;
+  cfg.segments = 1;
+  return cfg;
 }
+
+int state_segments(int T, int C, StateConfig cfg) { return segments_for(cfg, (T + C - 1) / C); }
 
 void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("scan state: B, T and H must be >= 1");

@@ -8,27 +8,39 @@
 
 namespace vla::gpu::scan {
 
-// The sequential pass's thread tile: a thread holds `rows` rows x `elems`
-// consecutive columns of S (blocks of 8 rows; the D / elems threads of a row
-// group are lanes of one warp). Built: {4, max(D/32, 1)} for every D; for D = 64
-// also {2, 2} (launch_state's choice for D = 64) and {1, 4}. Same arithmetic in
-// the same order per entry of S; the sums of r's partial dot products (D / elems
-// slices, a binary tree of lanes) differ between tiles, so outputs agree to
-// rounding, not bit for bit. The readout's tile is fixed (4 rows x min(D, 16)
-// columns per thread).
+// The sequential pass's block shape: a thread holds `rows` rows x `elems`
+// consecutive columns of S, blocks of `group` rows (the D / elems threads of a
+// row group are lanes of one warp), a ring of `stages` chunk buffers (2 to 4;
+// fewer where shared memory is short). Built: {4, E0, 8} and {1, E0, 8} for every
+// D (E0 = max(D/32, 1)); for D = 64 also {2, 2, 8}, {1, 4, 8}, {1, 2, 4} and
+// {2, 2, 4}. Same arithmetic in the same order per entry of S; the sums of r's
+// partial dot products (D / elems slices, a binary tree of lanes) differ between
+// tiles, so outputs agree to rounding, not bit for bit. The readout's tile is
+// fixed (4 rows x min(D, 16) columns per thread).
+// `segments`: the pass runs as that many launches over consecutive chunk ranges
+// (0 or 1: one launch), and launch_state_config overlaps the readout of a segment
+// and the prep of later ones with the pass of the next (streams and events). The
+// values do not depend on `stages` or `segments`.
 struct StateConfig {
   int rows = 2;
   int elems = 2;
+  int group = 8;
+  int stages = 2;
+  int segments = 1;
+  int probe = 0;  // timing only (wrong values): 1, 2, 3 leave r's dot products, the steps, both out of the pass
 };
 // What launch_state uses for this shape.
 StateConfig state_config(int B, int H, int D, int C);
+// The number of pass segments launch_state_config uses for T steps in chunks of C.
+int state_segments(int T, int C, StateConfig cfg);
 
 // The stage's kernels: prep (T, Kt = K T^-1, Vt = V T^-1 to scratch), pass (the
 // sequential pass over chunks: R over Vt, the state entering each chunk, the
 // final S), readout (parallel over chunks: o and ||S_t||_F).
 inline constexpr unsigned kPrep = 1, kPass = 2, kReadout = 4;
 // launch_state with an explicit block shape, running the kernels named in
-// `parts` (all three: launch_state's work). The pass needs the scratch of an
+// `parts` (all three: launch_state's work, overlapped when cfg has several
+// segments; fewer: those kernels in sequence on `s`). The pass needs the scratch of an
 // earlier prep of the same inputs and overwrites its Vt (with R), so a second
 // pass without a prep computes garbage (timing only); the readout needs that of
 // an earlier pass.
