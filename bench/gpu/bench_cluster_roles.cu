@@ -3,7 +3,8 @@
 // (gpu/cuda/cluster_kernel.cuh) in the layouts v5 (FusedTraitsCluster<D, 2, false>:
 // warp 0 of the A block forms the gate), v6c (the gate warp, the feature warp and
 // its copies; shipped), v7s (v6c + the S blocks' feature warps), v7t (v6c + the A
-// block's trees through shared memory; D = 64 fp32 only) and v7 (both), times
+// block's trees through shared memory; D = 64 fp32 only), v7 (both) and v8 (v7s with
+// the A block's paper-preset loops; FLOOR.md, "Kernel v7": not yet run on a GPU), times
 // them side by side on the same inputs (each twice, interleaved) and checks each
 // against v5 word for word (o, S, A, ||S_t||_F); fp32 at each D asked for, bf16 at
 // D = 64. At D = 64 fp32 it also runs probes of its own (the kernel's third
@@ -15,7 +16,7 @@
 // Paper preset, B = 1, H = 16, inputs uniform in [-1, 1] (bf16: the same values
 // rounded); times are the median of 5 launches after a warm-up (CUDA events).
 //   bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe] [--csv F] [--no-bf16] [--no-probes]
-//   bench_cluster_roles --only v6c|v7s|v7 [--t T]   (one launch at D = 64 fp32, for Nsight Compute)
+//   bench_cluster_roles --only v6c|v7s|v7|v8 [--t T]   (one launch at D = 64 fp32, for Nsight Compute)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -187,7 +188,8 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
   const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
   auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
   std::printf("\n### D = %d, %s (%s): %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name,
-              Tr::S_FEATURES && Tr::SMEM_TREES ? "v7, S blocks' feature warps, A block's trees through shared memory"
+              Tr::PAPER_LOOP ? "v8, v7s and the A block's paper-preset loops"
+              : Tr::S_FEATURES && Tr::SMEM_TREES ? "v7, S blocks' feature warps, A block's trees through shared memory"
               : Tr::S_FEATURES ? "v7s, S blocks' feature warps"
               : Tr::FEATURE_COPIES ? "v6c, gate and feature warps, copies on the feature warp"
               : Tr::FEATURE_WARP ? "v6, gate and feature warps"
@@ -295,6 +297,8 @@ template <int D>
 using V7t = gpu::FusedTraitsCluster<D, 2, true, true, true, false, true>;  // v6c + the A block's trees through shared memory
 template <int D>
 using V7 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, true>;  // both
+template <int D>
+using V8 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true>;  // v7s + the A block's paper-preset loops (not yet run)
 template <class Prec, int D>
 void run(int t_time, int t_probe, FILE* csv, bool probes) {
   static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ||
@@ -323,8 +327,8 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
                   diff == 0 ? ": bit-identical" : ": NOT bit-identical");
       return diff;
     };
-    double t6[2], t7s[2], t7[2], t7t = NAN;
-    std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0;
+    double t6[2], t7s[2], t7[2], t8[2], t7t = NAN;
+    std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0, d8 = 0;
     for (int r = 0; r < 2; ++r) {
       t6[r] = us_per_step<V6c<D>, ClusterNoProbe>(pr);
       std::printf("| v6c (v6 with the copies on the feature warp)%s | %.4f |\n", r ? " again" : "", t6[r]);
@@ -341,14 +345,17 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
       t7[r] = us_per_step<V7<D>, ClusterNoProbe>(pr);
       std::printf("| v7 (v7s + the A block's trees through shared memory)%s | %.4f |\n", r ? " again" : "", t7[r]);
       d7 += compare("v7");
+      t8[r] = us_per_step<V8<D>, ClusterNoProbe>(pr);
+      std::printf("| v8 (v7s + the A block's paper-preset loops)%s | %.4f |\n", r ? " again" : "", t8[r]);
+      d8 += compare("v8");
       std::fflush(stdout);
     }
     std::printf("| v5 again | %.4f |\n", us_per_step<V5<D>, ClusterNoProbe>(pr));
     std::printf("bits: %s\n", bad == 0 ? "every variant equals v5" : "MISMATCH");
     // One line per shape for the call's rule (the faster of each variant's two timings).
-    std::printf("RESULT D=%d %s v5=%.4f v6c=%.4f v7s=%.4f v7t=%.4f v7=%.4f bits v6c=%s v7s=%s v7t=%s v7=%s\n", D, prec, t5,
-                std::min(t6[0], t6[1]), std::min(t7s[0], t7s[1]), t7t, std::min(t7[0], t7[1]), d6 ? "DIFF" : "ok", d7s ? "DIFF" : "ok",
-                kT ? (d7t ? "DIFF" : "ok") : "-", d7 ? "DIFF" : "ok");
+    std::printf("RESULT D=%d %s v5=%.4f v6c=%.4f v7s=%.4f v7t=%.4f v7=%.4f v8=%.4f bits v6c=%s v7s=%s v7t=%s v7=%s v8=%s\n", D, prec, t5,
+                std::min(t6[0], t6[1]), std::min(t7s[0], t7s[1]), t7t, std::min(t7[0], t7[1]), std::min(t8[0], t8[1]), d6 ? "DIFF" : "ok",
+                d7s ? "DIFF" : "ok", kT ? (d7t ? "DIFF" : "ok") : "-", d7 ? "DIFF" : "ok", d8 ? "DIFF" : "ok");
     std::fflush(stdout);
   }
   if constexpr (!Prec::bf16_io)
@@ -357,6 +364,7 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
       probe<V6c<D>, kPushAtStep>(pr, "push at the step", csv);
       probe<V7s<D>, kPushAtStep>(pr, "push at the step", csv);
       probe<V7<D>, kPushAtStep>(pr, "push at the step", csv);
+      probe<V8<D>, kPushAtStep>(pr, "push at the step", csv);
     }
 }
 
@@ -392,7 +400,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe >= 320] [--csv steps.csv] [--no-bf16] [--no-probes]\n"
-                   "       bench_cluster_roles --only v6c|v7s|v7 [--t T]   (one launch at D = 64 fp32, for a profiler)\n");
+                   "       bench_cluster_roles --only v6c|v7s|v7|v8 [--t T]   (one launch at D = 64 fp32, for a profiler)\n");
       return 2;
     }
   }
@@ -407,6 +415,7 @@ int main(int argc, char** argv) {
       if (!std::strcmp(only, "v6c")) launch<V6c<64>, ClusterNoProbe>(pr);
       else if (!std::strcmp(only, "v7s")) launch<V7s<64>, ClusterNoProbe>(pr);
       else if (!std::strcmp(only, "v7")) launch<V7<64>, ClusterNoProbe>(pr);
+      else if (!std::strcmp(only, "v8")) launch<V8<64>, ClusterNoProbe>(pr);
       else throw std::invalid_argument(std::string("unknown variant ") + only);
       VLA_CUDA_CHECK(cudaDeviceSynchronize());
       std::printf("bench_cluster_roles: one launch of %s at D = 64, T = %d\n", only, t_time);

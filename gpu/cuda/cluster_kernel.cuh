@@ -54,7 +54,9 @@
 // passing the CUDA tests (v7 = both, shipped in that call's build), but neither
 // makes the A block's step shorter: the A block sets the pace, its step is an
 // in-order stream of ~180 dependent instructions per warp (Nsight Compute), and
-// the trees through shared memory add instructions.
+// the trees through shared memory add instructions. PAPER_LOOP (v8, with S_FEATURES
+// in the bench; compiled, not yet run on a GPU): the A warps' and the gate warp's
+// loops specialised for the paper preset's options (cluster_a_block).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -318,6 +320,86 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   };
   [[maybe_unused]] float a_late[CW];  // Probe::kPush == kPushLate: a_{t-1}, pushed after step t's barrier
 
+  // v8 (PAPER_LOOP; a timing experiment, not yet run on a GPU): where the options
+  // alone make every step's gate come from z (u = k^, normalised gate, no delta
+  // floor, no ridge: core::gate_from_z_exact then reduces to delta > 0, since
+  // without a floor delta = 1 + u.z exactly, and NaN fails both), the A warps and
+  // the gate warp run loops of their own with the options' and the roles' per-step
+  // tests folded away (Nsight Compute, FLOOR.md "Kernel v7": ~60 of the A warps'
+  // ~178 instructions per step were control and flag work). The same helpers in
+  // the same order: the same bits; w = A_t k^ and its barrier remain, where delta <= 0.
+  constexpr bool PL = Tr::PAPER_LOOP && FW && FC && !ST && Probe::kPush == kPushAtStep;
+  bool paper = false;
+  if constexpr (PL) paper = u_is_kh && p.normalize_gate && !(p.delta_floor > 0.0) && !(p.ridge_every > 0);
+  if (paper) {
+    if constexpr (PL) {
+      if (compute) {
+#pragma unroll 1
+        for (int t = 0; t < T; ++t) {
+          const int par = t & 1;
+          Probe::mark(kMarkTop, t);
+          if constexpr (!kAhead) load_step(t);
+          float zrow[R], zc[CW];
+          group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+          Probe::mark(kMarkReduced, t);
+          a_sync();  // z visible to the block
+          Probe::mark(kMarkSynced, t);
+          load_floats<CW>(&sm.z[par][c * CW], zc);
+          const float delta = 1.0f + group_sum<G>(seg_partial<CW>(u, zc));  // core::sm_delta without a floor
+          update_a<Prec, R, CW>(MA, zc, zrow, 1.0f / delta, false, 0.0f, gi * R, c * CW);
+          if (!(delta > 0.0f)) {  // the gate from w = A_t k^
+            product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
+            a_sync();
+          }
+          Probe::mark(kMarkFormed, t);
+          Probe::mark(kMarkPushed, t);
+          if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+            __syncthreads();  // the chunk boundary's one barrier (the feature warp's, the gate warp's)
+            Probe::mark(kMarkBoundary, t);
+          }
+          Probe::mark(kMarkEnd, t);
+          if constexpr (kAhead)
+            if (t + 1 < T) load_step(t + 1);
+        }
+      } else {  // the gate warp
+#pragma unroll 1
+        for (int t = 0; t < T; ++t) {
+          const int par = t & 1;
+          Probe::mark(kMarkTop, t);
+          if constexpr (!kAhead) load_step(t);
+          Probe::mark(kMarkReduced, t);
+          a_sync();
+          Probe::mark(kMarkSynced, t);
+          float zc[CW], a[CW];
+          load_floats<CW>(&sm.z[par][c * CW], zc);
+          float dots[2] = {seg_partial<CW>(u, zc), seg_partial<CW>(zc, zc)};  // step_scalars' interleaved trees
+          group_sums<G, 2>(dots);
+          const float inv_nz = 1.0f / core::vsqrt(dots[1]);
+          if (1.0f + dots[0] > 0.0f) {
+#pragma unroll
+            for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_nz;
+          } else {
+            a_sync();  // w visible
+            gate_from_w<Tr>(&sm.w[c * CW], true, a);
+          }
+          Probe::mark(kMarkFormed, t);
+          if (pusher) push(t, a);
+          Probe::mark(kMarkPushed, t);
+          if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
+            const int ca = (t + 1) / kChunk;
+            if (ca >= 2)
+              spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
+                         "the S blocks to consume the gate ring");
+            __syncthreads();
+            Probe::mark(kMarkBoundary, t);
+          }
+          Probe::mark(kMarkEnd, t);
+          if constexpr (kAhead)
+            if (t + 1 < T) load_step(t + 1);
+        }
+      }
+    }
+  } else  // the general loop (every variant)
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
     const int par = t & 1;

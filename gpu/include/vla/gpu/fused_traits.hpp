@@ -95,9 +95,13 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // boundary costs its NT threads one barrier. SMEM_TREES: the A block's per-step
 // group sums (z's rows, u.z, and the gate warp's z.z) through shared memory (each
 // lane reads its group's G partials and adds them in the butterfly's pairing,
-// pairwise_sum) instead of shuffle levels. Same arithmetic in every variant: the same twin.
+// pairwise_sum) instead of shuffle levels. PAPER_LOOP (with FEATURE_COPIES; v8, not
+// yet run on a GPU): where the options alone make every step's gate come from z (u =
+// k^, normalised gate, no delta floor, no ridge), the A warps and the gate warp run
+// loops of their own with the options' per-step tests folded away. Same arithmetic
+// in every variant: the same twin.
 template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false,
-          bool S_FEATURES_ = false, bool SMEM_TREES_ = false>
+          bool S_FEATURES_ = false, bool SMEM_TREES_ = false, bool PAPER_LOOP_ = false>
 struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
   static constexpr int NS = NS_;               // S blocks
   static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
@@ -107,10 +111,12 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
   static constexpr bool FEATURE_COPIES = FEATURE_COPIES_;
   static constexpr bool S_FEATURES = S_FEATURES_;
   static constexpr bool SMEM_TREES = SMEM_TREES_;
+  static constexpr bool PAPER_LOOP = PAPER_LOOP_;
   static constexpr int BLOCK = FusedTraitsCluster::NT + 32 * (int(GATE_WARP) + int(FEATURE_WARP));  // threads per block
   static_assert(GATE_WARP || !FEATURE_WARP, "the feature warp comes with the gate warp");
   static_assert(FEATURE_WARP || !FEATURE_COPIES, "the feature copies come with the feature warp");
   static_assert(FEATURE_COPIES || !S_FEATURES, "the S blocks' feature warps come with the A block's");
+  static_assert(FEATURE_COPIES || !PAPER_LOOP, "the paper loops assume the A block's boundary of v6c");
   static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
   static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
 };
