@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
   static_assert(NT % C == 0 && D % TPS == 0, "prep tiles");
   static_assert(TD * TD <= NT, "one 4 x 4 Gram tile per thread");
   __shared__ float sphik[C][D];
-  __shared__ __align__(16) float su[C][D];
+  __shared__ __align__(16) double su[C][D];  // u in double (exact), converted once per step and entry
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
   const int tl = threadIdx.x / TPS, s = threadIdx.x % TPS;
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
       const int d = s + TPS * m;
       if (in && sc.u) sc.u[o + d] = uu[m];
       sphik[tl][d] = pk[m];
-      su[tl][d] = uu[m];
+      su[tl][d] = double(uu[m]);
     }
     __syncthreads();
     // sigma_c = sum of the chunk's phi(k), steps in order.
@@ -154,8 +154,9 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
     }
     if (tile)
       for (int t = 0; t < len; ++t) {
-        const float4 ur = *reinterpret_cast<const float4*>(&su[t][4 * ti]), uc = *reinterpret_cast<const float4*>(&su[t][4 * tj]);
-        const double rv[4] = {ur.x, ur.y, ur.z, ur.w}, cv[4] = {uc.x, uc.y, uc.z, uc.w};
+        const double2 r0 = *reinterpret_cast<const double2*>(&su[t][4 * ti]), r1 = *reinterpret_cast<const double2*>(&su[t][4 * ti + 2]);
+        const double2 c0 = *reinterpret_cast<const double2*>(&su[t][4 * tj]), c1 = *reinterpret_cast<const double2*>(&su[t][4 * tj + 2]);
+        const double rv[4] = {r0.x, r0.y, r1.x, r1.y}, cv[4] = {c0.x, c0.y, c1.x, c1.y};
 #pragma unroll
         for (int a = 0; a < 4; ++a)
 #pragma unroll
@@ -337,7 +338,44 @@ __device__ void solve_rows_lt(double* X, int ldx, const double* LG, int ldg) {
   for (int m = 0; m < CPT; ++m) X[row * ldx + s + TPR * m] = z[m];
 }
 
-// Shared-memory plan of the gate kernel (doubles first, then floats). A union
+// scan_den: the ratio denominators, block (chunk c, head bh), all chunks at once
+// (they need n_c only, not the gates): n_t = n_c + phi(k) of the chunk's steps
+// so far (float, in order), then readout_den(n_t . phi(q_t)), NT / C lanes per step.
+template <int D, int C>
+__global__ void __launch_bounds__(NT) den_kernel(GateParams g) {
+  constexpr int TPS = NT / C, PER = D / TPS;
+  __shared__ float nt[C][D];
+  const Scratch sc = scratch_of(g);
+  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), tid = threadIdx.x;
+  const int t0 = c * C, len = min(C, g.T - t0);
+  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
+  for (int e = tid; e < C * D; e += NT) {
+    const int t = e / D, d = e % D;
+    nt[t][d] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
+  }
+  __syncthreads();
+  if (tid < D) {
+    float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
+    for (int t = 0; t < len; ++t) {
+      n = n + nt[t][tid];
+      nt[t][tid] = n;
+    }
+  }
+  __syncthreads();
+  const int t = tid / TPS, s = tid % TPS;
+  const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
+  float acc = 0.0f;
+#pragma unroll
+  for (int m = 0; m < PER; ++m) {
+    const int d = s + TPS * m;
+    if (t < len) acc = core::vfma(nt[t][d], phiq[d], acc);
+  }
+#pragma unroll
+  for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+  if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
+}
+
+// Shared-memory plan of the gate kernel (doubles). A union
 // holds the factor of M (L, its pivots) at a segment's first chunk and, once the
 // solves are done, W (u = k^; else W is X's K half), G and its pivots.
 template <int D, int C, bool USEP>
@@ -349,10 +387,11 @@ struct GatePlan {
   static constexpr int dL = dUnion, dPivM = dL + D * LDM, dFactorEnd = dPivM + D;
   static constexpr int dW = dUnion, dG = USEP ? dUnion : dW + D * LDW, dPivG = dG + C * LDG, dWorkEnd = dPivG + C;
   static constexpr int dEnd = dFactorEnd > dWorkEnd ? dFactorEnd : dWorkEnd;
-  static constexpr int LDF = D + 1;  // k^, u rows (odd: the products read across steps without bank conflicts)
+  // k^, u rows as doubles (converted once per chunk: every product reads them in double); odd rows: the
+  // products read across steps without bank conflicts.
+  static constexpr int LDF = D + 1;
   static constexpr int fK = 0, fU = fK + C * LDF, fEnd = fU + (USEP ? C * LDF : 0);
-  static constexpr int bytes = dEnd * 8 + fEnd * 4;
-  static_assert(C * LDG * 2 >= C * D, "the running normaliser n_t (C x D floats) lives in G's space");
+  static constexpr int bytes = (dEnd + fEnd) * 8;
   static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
   static_assert(D % 16 == 0 && R % 16 == 0, "16 x 16 thread tiles of the products");
 };
@@ -377,10 +416,8 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   double* W = USEP ? X + C : smem + Pl::dW;
   double* G = smem + Pl::dG;
   double* pivG = smem + Pl::dPivG;
-  float* fl = reinterpret_cast<float*>(smem + Pl::dEnd);
-  float* Kf = fl + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
-  float* Uf = USEP ? fl + Pl::fU : Kf;
-  float* nt = reinterpret_cast<float*>(G);  // [C][D] n_t, before G is formed
+  double* Kf = smem + Pl::dEnd + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
+  double* Uf = USEP ? smem + Pl::dEnd + Pl::fU : Kf;
 
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
@@ -394,17 +431,30 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     const bool first = c == c_begin, carry = c + 1 < c_end;  // carry: a later chunk of this segment follows
     auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
 
-    // The chunk's k^ (and u).
-    for (int e = tid; e < C * D; e += NT) {
-      const int t = e / D, d = e % D;
-      Kf[t * LDF + d] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
-      if constexpr (USEP) Uf[t * LDF + d] = t < len ? sc.u[row_of(t) + d] : 0.0f;
+    // The chunk's k^ (and u), in double: every load issued before the first store (a fixed count per
+    // thread), so that their latencies overlap.
+    {
+      constexpr int PT = C * D / NT;
+      static_assert(C * D % NT == 0, "k^ tiles");
+      float kv[PT], uv[USEP ? PT : 1];
+#pragma unroll
+      for (int j = 0; j < PT; ++j) {
+        const int e = tid + NT * j, t = e / D, d = e % D;
+        kv[j] = t < len ? g.out.khat[row_of(t) + d] : 0.0f;
+        if constexpr (USEP) uv[j] = t < len ? sc.u[row_of(t) + d] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < PT; ++j) {
+        const int e = tid + NT * j, t = e / D, d = e % D;
+        Kf[t * LDF + d] = kv[j];
+        if constexpr (USEP) Uf[t * LDF + d] = uv[j];
+      }
     }
     __syncthreads();
     if (first) {
       // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and A), then
       // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve) and A_c = M_c^{-1} I where carried.
-      for (int e = tid; e < D * Pl::R; e += NT) X[(e % D) * LDX + e / D] = double(rhs(e % D, e / D));
+      for (int e = tid; e < D * Pl::R; e += NT) X[(e % D) * LDX + e / D] = rhs(e % D, e / D);
       if (carry)
         for (int e = tid; e < D * D; e += NT) A[(e / D) * LDA + e % D] = e / D == e % D ? 1.0 : 0.0;
       const double* Mc = sc.M + (std::size_t(bh) * (NS + 1) + seg) * P;
@@ -421,7 +471,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
 #pragma unroll
         for (int m = 0; m < RM; ++m) a[m] = A[(ty + 16 * m) * LDA + e];
 #pragma unroll
-        for (int n = 0; n < RN; ++n) x[n] = double(rhs(e, tx + 16 * n));
+        for (int n = 0; n < RN; ++n) x[n] = rhs(e, tx + 16 * n);
 #pragma unroll
         for (int m = 0; m < RM; ++m)
 #pragma unroll
@@ -435,87 +485,71 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     __syncthreads();  // X complete; the factor of M (the union) no longer read
     if (g.stop_after == 1) continue;
 
-    // n_t = n_c + phi(k) of the chunk's steps so far (float, in order), and the ratio denominators
-    // (NT / C lanes per step).
-    if (g.ratio) {
-      for (int e = tid; e < C * D; e += NT) {
-        const int t = e / D, d = e % D;
-        nt[e] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
-      }
-      __syncthreads();
-      if (tid < D) {
-        float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
-        for (int t = 0; t < len; ++t) {
-          n = n + nt[t * D + tid];
-          nt[t * D + tid] = n;
-        }
-      }
-      __syncthreads();
-      const int t = tid / TPS, s = tid % TPS;
-      const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
-      float acc = 0.0f;
-#pragma unroll
-      for (int m = 0; m < PER; ++m) {
-        const int d = s + TPS * m;
-        if (t < len) acc = core::vfma(nt[t * D + d], phiq[d], acc);
-      }
-#pragma unroll
-      for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
-      if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
-      __syncthreads();  // nt (G's space) read
-    }
-    if (g.stop_after == 2) continue;
     // W = AK (a copy when P = AK), G = U^T P (lower triangle).
     if constexpr (!USEP)
       for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
-    for (int e = tid; e < C * C; e += NT) {
-      const int i = e / C, t = e % C;
-      if (t > i) continue;
-      double acc = 0.0;
-#pragma unroll 8
-      for (int d = 0; d < D; ++d) acc = core::vfma(double(Uf[i * LDF + d]), X[d * LDX + t], acc);
-      G[i * LDG + t] = acc;
+    // Thread (row i, columns tq + TPR m) of the C x C products G and Y: TPR lanes per row, CPT independent
+    // sums (each over d ascending, as one sum per entry); the full square, the unused triangle not stored.
+    constexpr int TPR = NT / C, CPT = C / TPR;
+    const int gi = tid / TPR, tq = tid % TPR;
+    {
+      double acc[CPT] = {};
+#pragma unroll 4
+      for (int d = 0; d < D; ++d) {
+        const double ud = Uf[gi * LDF + d];
+#pragma unroll
+        for (int m = 0; m < CPT; ++m) acc[m] = core::vfma(ud, X[d * LDX + tq + TPR * m], acc[m]);
+      }
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (tq + TPR * m <= gi) G[gi * LDG + tq + TPR * m] = acc[m];
     }
     __syncthreads();
-    if (g.stop_after == 3) continue;
+    if (g.stop_after == 2) continue;
     // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
     const double floor = g.delta_floor;
     ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
                  [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
-    if (g.stop_after == 4) continue;
+    if (g.stop_after == 3) continue;
     // Z = P L^{-T} (in place of P).
     solve_rows_lt<D, C>(X, LDX, G, LDG);
     __syncthreads();
-    if (g.stop_after == 5) continue;
+    if (g.stop_after == 4) continue;
     // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
-    for (int e = tid; e < C * C; e += NT) {
-      const int i = e / C, t = e % C;
-      if (t < i) continue;
-      double acc = 0.0;
-#pragma unroll 8
-      for (int d = 0; d < D; ++d) acc = core::vfma(X[d * LDX + i], double(Kf[t * LDF + d]), acc);
-      G[i * LDG + t] = acc / pivG[i];
+    {
+      double acc[CPT] = {};
+#pragma unroll 4
+      for (int d = 0; d < D; ++d) {
+        const double z = X[d * LDX + gi];
+#pragma unroll
+        for (int m = 0; m < CPT; ++m) acc[m] = core::vfma(z, Kf[(tq + TPR * m) * LDF + d], acc[m]);
+      }
+#pragma unroll
+      for (int m = 0; m < CPT; ++m)
+        if (tq + TPR * m >= gi) G[gi * LDG + tq + TPR * m] = acc[m] / pivG[gi];
+    }
+    __syncthreads();
+    if (g.stop_after == 5) continue;
+    // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product: term i enters column t
+    // only for i <= t), i ascending. Thread (row d, columns tw + TPW m): CPW independent sums.
+    {
+      constexpr int TPW = NT / D, CPW = C / TPW;
+      static_assert(NT % D == 0 && C % TPW == 0, "W tiles");
+      const int d = tid / TPW, tw = tid % TPW;
+      double acc[CPW] = {};
+#pragma unroll 4
+      for (int i = 0; i < C; ++i) {
+        const double x = X[d * LDX + i];
+#pragma unroll
+        for (int m = 0; m < CPW; ++m)
+          if (i <= tw + TPW * m) acc[m] = core::vfma(x, G[i * LDG + tw + TPW * m], acc[m]);
+      }
+#pragma unroll
+      for (int m = 0; m < CPW; ++m)
+        if (tw + TPW * m < len) W[d * LDW + tw + TPW * m] -= acc[m];
     }
     __syncthreads();
     if (g.stop_after == 6) continue;
-    // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product), i ascending. A
-    // thread takes columns t1 and t2 = C - 1 - t1 of one row: C + 1 terms in all, one per iteration.
-    for (int e = tid; e < D * C / 2; e += NT) {
-      const int d = e / (C / 2), t1 = e % (C / 2), t2 = C - 1 - t1;
-      double acc1 = 0.0, acc2 = 0.0;
-#pragma unroll 4
-      for (int k = 0; k <= C; ++k) {
-        const bool first_col = k <= t1;
-        const int i = first_col ? k : k - t1 - 1, t = first_col ? t1 : t2;
-        const double x = core::vfma(X[d * LDX + i], G[i * LDG + t], first_col ? acc1 : acc2);
-        if (first_col) acc1 = x;
-        else acc2 = x;
-      }
-      if (t1 < len) W[d * LDW + t1] -= acc1;
-      if (t2 < len) W[d * LDW + t2] -= acc2;
-    }
-    __syncthreads();
-    if (g.stop_after == 7) continue;
     // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
     {
       const int t = tid / TPS, s = tid % TPS;
@@ -529,7 +563,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
         for (int m = 0; m < PER; ++m) a[s + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
       }
     }
-    if (g.stop_after == 8 || !carry) continue;
+    if (g.stop_after == 7 || !carry) continue;
     // The carry A_{c+1} = A_c - (Z D^{-1}) Z^T: Z D^{-1} into W's space (W read above), then the
     // rank-len update, thread (ty, tx) the rows ty + 16 m, columns tx + 16 n, i ascending.
     __syncthreads();
@@ -597,6 +631,10 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   if (g.kernels & 2u) {
     const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = (BH * D + NT - 1) / NT;
     prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if ((g.kernels & 16u) && g.ratio) {
+    den_kernel<D, C><<<dim3(n_chunks(g.T, g.C), BH), NT, 0, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
   auto gate = [&](auto k, int bytes) {

@@ -22,8 +22,10 @@
 //               AK = A_c K with the carried A_c; then the in-chunk Woodbury (G =
 //               U^T P, L D L^T of I + G with the sm_delta floor, Z, Y, the causal
 //               W = AK - Z Y) in double, a^ = W / ||W|| rounded to float once; the
-//               ratio denominators of the chunk's steps; the carry A_{c+1} =
-//               A_c - (Z D^{-1}) Z^T.
+//               carry A_{c+1} = A_c - (Z D^{-1}) Z^T.
+//   scan_den    grid (chunk, head), under the ratio readout: the denominators
+//               readout_den(n_t . phi(q_t)) of every step (n_t = n_c + the
+//               chunk's phi(k) so far, float, in order); needs n_c only.
 //   scan_final_A grid (head): A = M_N^{-1} from the L D L^T of M_N, rounded to float.
 #pragma once
 
@@ -49,13 +51,13 @@ struct GateParams {
   GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
   // Probes of the benchmark's breakdown (the launchers leave them): the kernels
-  // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A)
-  // and the phase after which scan_gate goes on to a segment's next chunk (0:
-  // none; 1 loads with, at a segment's first chunk, L D L^T of M_c and the solves,
-  // at the later ones the product with A_c; 2 denominators, 3 G, 4 L D L^T of
-  // I + G, 5 Z, 6 Y, 7 W, 8 the gates, i.e. all but the carry of A). With either
-  // set the outputs are incomplete.
-  unsigned kernels = 0xfu;
+  // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A,
+  // 4 scan_den) and the phase after which scan_gate goes on to a segment's next
+  // chunk (0: none; 1 loads with, at a segment's first chunk, L D L^T of M_c and
+  // the solves, at the later ones the product with A_c; 2 G, 3 L D L^T of I + G,
+  // 4 Z, 5 Y, 6 W, 7 the gates, i.e. all but the carry of A). With either set the
+  // outputs are incomplete.
+  unsigned kernels = 0x1fu;
   int stop_after = 0;
 };
 
@@ -65,7 +67,7 @@ struct GateParams {
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);
 // D in {16, 32, 64}, C in {32, 64}.
 bool gate_supported(int D, int C);
-// Launches stage 1 on `s` (four kernels); checks every launch.
+// Launches stage 1 on `s` (five kernels); checks every launch.
 void launch_gate(const GateParams& g, cudaStream_t s);
 
 // The device buffers between and inside the stages for one shape, allocated
