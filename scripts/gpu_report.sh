@@ -23,6 +23,7 @@
 #   PREV_LOGS  a directory of an earlier run's logs (logs.tgz unpacked) whose
 #              files are taken first: stages run now replace theirs.
 #   STAGE_TIMEOUT  seconds allowed to each test shard and sanitizer (default 330; ~140 s needed on 16 cores).
+#   PREBUILT   a folder holding the stages' binaries already built from this tree (no build here).
 #   REPORT_SUFFIX  appended to the report's name (reports/gpu/<date>-<gpu><suffix>.md), e.g. -v5 for a
 #              later kernel's report beside an earlier one of the same day.
 set -uo pipefail
@@ -65,13 +66,17 @@ targets=""  # the fused kernels' (the chunked one has its own script)
 want latency && targets="$targets bench_gpu_latency"
 want bench && targets="$targets bench_gpu"
 want layouts && targets="$targets bench_gpu_variants"
-if ! { cmake -S gpu/standalone -B "$build" -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j "$jobs" --target $targets; } > "$logs/build.log" 2>&1; then
+if [ -n "${PREBUILT:-}" ]; then
+  # Binaries built elsewhere from this tree (saves the build's device time); each one the stages need must be there.
+  for t in $targets; do [ -x "$PREBUILT/$t" ] || { echo "gpu_report: PREBUILT '$PREBUILT' has no $t" >&2; exit 2; }; done
+  echo "prebuilt binaries from $PREBUILT: $targets" > "$logs/build.log"
+elif ! { cmake -S gpu/standalone -B "$build" -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j "$jobs" --target $targets; } > "$logs/build.log" 2>&1; then
   tail -40 "$logs/build.log"
   echo "gpu_report: build failed"
   exit 1
 fi
 grep -E "registers|spill" "$logs/build.log" | head -20
-bin=$build/bin
+bin=${PREBUILT:-$build/bin}
 
 # The sanitizers first (on --quick: seconds), then the tests sharded over every core.
 if want sanitizers; then

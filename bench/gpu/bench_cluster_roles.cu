@@ -302,12 +302,12 @@ using V8 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true>;  
 template <class Prec, int D>
 void run(int t_time, int t_probe, FILE* csv, bool probes) {
   static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ||
-                std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>>);
+                std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V8<D>>);
   using gpu::detail::ClusterNoProbe;
   using gpu::detail::kPushAtStep;
   constexpr bool kT = D == 64 && !Prec::bf16_io;  // v7t at D = 64 fp32 only
   const char* prec = Prec::bf16_io ? "bf16" : "fp32";
-  const char* shipped = std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> ? "v7" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ? "v7s" : "v6c";
+  const char* shipped = std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V8<D>> ? "v8" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> ? "v7" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ? "v7s" : "v6c";
   std::printf("\n## D = %d, %s (B = 1, H = 16, 3 blocks per head: v5 %d threads per block, v6c and v7 %d; this build ships %s)\n\n", D, prec,
               V5<D>::BLOCK, V7<D>::BLOCK, shipped);
   {

@@ -95,8 +95,7 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // boundary costs its NT threads one barrier. SMEM_TREES: the A block's per-step
 // group sums (z's rows, u.z, and the gate warp's z.z) through shared memory (each
 // lane reads its group's G partials and adds them in the butterfly's pairing,
-// pairwise_sum) instead of shuffle levels. PAPER_LOOP (with FEATURE_COPIES; v8, not
-// yet run on a GPU): where the options alone make every step's gate come from z (u =
+// pairwise_sum) instead of shuffle levels. PAPER_LOOP (with FEATURE_COPIES; v8, shipped): where the options alone make every step's gate come from z (u =
 // k^, normalised gate, no delta floor, no ridge), the A warps and the gate warp run
 // loops of their own with the options' per-step tests folded away. Same arithmetic
 // in every variant: the same twin.
@@ -120,9 +119,11 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
   static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
   static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
 };
-// The cluster layout the launcher runs (FusedLayout::cluster): kernel v6, with
-// the gate warp, the feature warp and its copies (reports/gpu/FLOOR.md, "Kernel v6").
+// The cluster layout the launcher runs (FusedLayout::cluster): kernel v8 (v6c's
+// gate warp, feature warp and copies; the S blocks' feature warps; the A block's
+// paper-preset loops; reports/gpu/FLOOR.md, "Kernel v8"): bit-identical to v5 and
+// to the twin; H200 2026-12-03, B=1 H=16 T=16384 fp32 D=64 0.479 us/step (v6c 0.555).
 template <int D>
-using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true>;
+using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true, true, false, true>;
 
 }  // namespace vla::gpu
