@@ -2,9 +2,9 @@
 // where the step goes", "Kernel v6", "Kernel v7"). Instantiates the cluster kernel
 // (gpu/cuda/cluster_kernel.cuh) in the layouts v5 (FusedTraitsCluster<D, 2, false>:
 // warp 0 of the A block forms the gate), v6c (the gate warp, the feature warp and
-// its copies; shipped), v7s (v6c + the S blocks' feature warps), v7t (v6c + the A
+// its copies; shipped before v8), v7s (v6c + the S blocks' feature warps), v7t (v6c + the A
 // block's trees through shared memory; D = 64 fp32 only), v7 (both) and v8 (v7s with
-// the A block's paper-preset loops; FLOOR.md, "Kernel v7": not yet run on a GPU), times
+// the A block's paper-preset loops; shipped; FLOOR.md, "Kernel v8"), times
 // them side by side on the same inputs (each twice, interleaved) and checks each
 // against v5 word for word (o, S, A, ||S_t||_F); fp32 at each D asked for, bf16 at
 // D = 64. At D = 64 fp32 it also runs probes of its own (the kernel's third
@@ -298,7 +298,7 @@ using V7t = gpu::FusedTraitsCluster<D, 2, true, true, true, false, true>;  // v6
 template <int D>
 using V7 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, true>;  // both
 template <int D>
-using V8 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true>;  // v7s + the A block's paper-preset loops (not yet run)
+using V8 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true>;  // v7s + the A block's paper-preset loops (shipped)
 template <class Prec, int D>
 void run(int t_time, int t_probe, FILE* csv, bool probes) {
   static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ||
