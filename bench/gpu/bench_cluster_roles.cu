@@ -329,25 +329,21 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
     };
     double t6[2], t7s[2], t7[2], t8[2], t7t = NAN;
     std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0, d8 = 0;
+    // One variant: timed, its row printed, its bits compared with v5's.
+    auto variant = [&](double (*us)(const Problem<Prec>&), const char* what, const char* label, const char* again, std::size_t& d) {
+      const double t = us(pr);
+      std::printf("| %s (%s)%s | %.4f |\n", what, label, again, t);
+      d += compare(what);
+      return t;
+    };
     for (int r = 0; r < 2; ++r) {
-      t6[r] = us_per_step<V6c<D>, ClusterNoProbe>(pr);
-      std::printf("| v6c (v6 with the copies on the feature warp)%s | %.4f |\n", r ? " again" : "", t6[r]);
-      d6 += compare("v6c");
-      t7s[r] = us_per_step<V7s<D>, ClusterNoProbe>(pr);
-      std::printf("| v7s (v6c + the S blocks' feature warps)%s | %.4f |\n", r ? " again" : "", t7s[r]);
-      d7s += compare("v7s");
+      const char* again = r ? " again" : "";
+      t6[r] = variant(us_per_step<V6c<D>, ClusterNoProbe, Prec>, "v6c", "v6 with the copies on the feature warp", again, d6);
+      t7s[r] = variant(us_per_step<V7s<D>, ClusterNoProbe, Prec>, "v7s", "v6c + the S blocks' feature warps", again, d7s);
       if constexpr (kT)
-        if (r == 0) {
-          t7t = us_per_step<V7t<D>, ClusterNoProbe>(pr);
-          std::printf("| v7t (v6c + the A block's trees through shared memory) | %.4f |\n", t7t);
-          d7t += compare("v7t");
-        }
-      t7[r] = us_per_step<V7<D>, ClusterNoProbe>(pr);
-      std::printf("| v7 (v7s + the A block's trees through shared memory)%s | %.4f |\n", r ? " again" : "", t7[r]);
-      d7 += compare("v7");
-      t8[r] = us_per_step<V8<D>, ClusterNoProbe>(pr);
-      std::printf("| v8 (v7s + the A block's paper-preset loops)%s | %.4f |\n", r ? " again" : "", t8[r]);
-      d8 += compare("v8");
+        if (r == 0) t7t = variant(us_per_step<V7t<D>, ClusterNoProbe, Prec>, "v7t", "v6c + the A block's trees through shared memory", "", d7t);
+      t7[r] = variant(us_per_step<V7<D>, ClusterNoProbe, Prec>, "v7", "v7s + the A block's trees through shared memory", again, d7);
+      t8[r] = variant(us_per_step<V8<D>, ClusterNoProbe, Prec>, "v8", "v7s + the A block's paper-preset loops", again, d8);
       std::fflush(stdout);
     }
     std::printf("| v5 again | %.4f |\n", us_per_step<V5<D>, ClusterNoProbe>(pr));
