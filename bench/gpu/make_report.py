@@ -52,6 +52,52 @@ def f(x, fmt="{:.3f}"):
         return "-"
 
 
+# H200 SXM datasheet: FP32 (non-tensor) 67 TFLOP/s, HBM3e 4.8 TB/s. The chain floor is measured, for one head per
+# block (or cluster) at D = 64 only (reports/gpu/FLOOR.md, "The floor": ~498 cycles at 1980 MHz = 0.25 us).
+PEAK_FP32_FLOPS = 67e12
+PEAK_HBM_BYTES = 4.8e12
+CHAIN_FLOOR_US = {64: 0.25}
+
+
+def floor_section(by, loop):
+    """The 1000x target against what the H200 allows: per (B, H, D), at the largest T timed, the loop's time per step
+    over the lower bound of any recurrent kernel's step (max of the FLOP, byte and, where measured, chain floors)."""
+    rows = {}
+    for (B, H, T, D), kinds in by.items():
+        best = [float(r["us_per_step"]) for k, r in kinds.items() if k in ("fp32", "bf16") and r.get("us_per_step")]
+        lp = loop.get((B, H, T, D), {}).get("ms_per_step")
+        if best and lp:
+            key = (int(B), int(H), int(D))
+            if key not in rows or int(T) > rows[key][0]:
+                rows[key] = (int(T), min(best), float(lp) * 1e3)
+    if not rows:
+        return ""
+    s = ["\n## The 1000x target against the floor (per step, the largest T timed)\n",
+         "FLOPs: 12 D^2 per head and step (the kernel's four matrix-vector products and two rank-1 updates, an FMA "
+         "counted as 2), at the datasheet's 67 TFLOP/s FP32 over the whole GPU. Bytes: q, k, v in and o out in fp32 "
+         "plus the state norm, 4 (4 D + 1) B per head and step, at 4.8 TB/s. Chain: the dependent chain of one step "
+         "of one head (reports/gpu/FLOOR.md), measured at D = 64 only (elsewhere the bound below omits it, so it is "
+         "an underestimate). Best ratio = loop / max(floors): no recurrent kernel doing this work can be faster "
+         "than the loop by more.\n\n",
+         "| B*H | D | T | kernel us/step (best of fp32, bf16) | FLOP floor us | bytes floor us | chain floor us | "
+         "loop us/step | kernel vs loop | most the floors allow | 1000x |\n",
+         "|---|---|---|---|---|---|---|---|---|---|---|\n"]
+    for (B, H, D), (T, us, lp) in sorted(rows.items(), key=lambda kv: (kv[0][0] * kv[0][1], kv[0][2])):
+        bh = B * H
+        flop = bh * 12.0 * D * D / PEAK_FP32_FLOPS * 1e6
+        byt = bh * 4.0 * (4 * D + 1) / PEAK_HBM_BYTES * 1e6
+        chain = CHAIN_FLOOR_US.get(D)
+        floor = max(flop, byt, chain or 0.0)
+        got, best = lp / us, lp / floor
+        verdict = ("met" if got >= 1000 else
+                   "impossible: the floor allows less" if best < 1000 else
+                   f"not met: the floor allows it; the kernel runs at {floor / us:.0%} of the floor's speed" if chain else
+                   f"not met: FLOPs and bytes allow it (chain not measured at this D; FLOP floor {flop / us:.0%} of the kernel's step)")
+        s.append(f"| {bh} | {D} | {T} | {us:.3f} | {flop:.3f} | {byt:.4f} | {f'{chain:.2f}' if chain else 'not measured'} | "
+                 f"{lp:.1f} | {got:.0f}x | {best:.0f}x | {verdict} |\n")
+    return "".join(s)
+
+
 def main():
     d, out = sys.argv[1], sys.argv[2]
     env = read(d, "env.txt") or ""
@@ -135,6 +181,7 @@ def main():
                      + ", ".join(f"T={t}: {m:.3f} ms" for t, m in pts)
                      + (f"; crossover (SDPA slower beyond) at T ~ {cross:,.0f}{note}" if cross else "; no crossover found")
                      + "\n")
+    s.append(floor_section(by, loop))
     s.append("\n## Latencies on the dependent chain (clock64, one block or cluster, `bench/gpu/bench_latency.cu`)\n")
     s.append("The terms of the per-step floor; the analysis is reports/gpu/FLOOR.md.\n\n")
     s.append((read(d, "latency.md") or "_(not run)_") + "\n")
