@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 pkgs=(cmake g++ make libboost-dev libmpfr-dev libmpfi-dev libgmp-dev libeigen3-dev librapidcheck-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev gnuplot-nox
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
