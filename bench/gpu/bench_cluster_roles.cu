@@ -4,7 +4,8 @@
 // warp 0 of the A block forms the gate), v6c (the gate warp, the feature warp and
 // its copies; shipped before v8), v7s (v6c + the S blocks' feature warps), v7t (v6c + the A
 // block's trees through shared memory; D = 64 fp32 only), v7 (both) and v8 (v7s with
-// the A block's paper-preset loops; shipped; FLOOR.md, "Kernel v8"), times
+// the A block's paper-preset loops; shipped; FLOOR.md, "Kernel v8"), v9a and v9 (v8 with
+// one or two gate warps off the A warps' per-step barrier; FLOOR.md, "Kernel v9"), times
 // them side by side on the same inputs (each twice, interleaved) and checks each
 // against v5 word for word (o, S, A, ||S_t||_F); fp32 at each D asked for, bf16 at
 // D = 64. At D = 64 fp32 it also runs probes of its own (the kernel's third
@@ -16,7 +17,7 @@
 // Paper preset, B = 1, H = 16, inputs uniform in [-1, 1] (bf16: the same values
 // rounded); times are the median of 5 launches after a warm-up (CUDA events).
 //   bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe] [--csv F] [--no-bf16] [--no-probes]
-//   bench_cluster_roles --only v6c|v7s|v7|v8 [--t T]   (one launch at D = 64 fp32, for Nsight Compute)
+//   bench_cluster_roles --only v6c|v7s|v7|v8|v9a|v9 [--t T]   (one launch at D = 64 fp32, for Nsight Compute)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -162,7 +163,14 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
   // PW: the A block's warp that forms and pushes a_t (v5: 0, v6: the gate warp);
   // WB: the A block's warps in its per-step barrier (the feature warp, where there
   // is one, is the last warp: not in it, and it marks no steps).
-  const int T = pr.T, W = Tr::BLOCK / 32, WC = Tr::NT / 32, PW = Tr::GATE_WARP ? WC : 0, WB = WC + (Tr::GATE_WARP ? 1 : 0);
+  // v9 (FREE_GATES): the gate warps WC .. WC + NGW - 1 take the steps in turn (warp
+  // PW + t % NGW has step t) and are not in the barrier; WG: the A block's warps
+  // with per-step marks.
+  constexpr int NGW = Tr::FREE_GATES > 1 ? Tr::FREE_GATES : 1;
+  const int T = pr.T, W = Tr::BLOCK / 32, WC = Tr::NT / 32, PW = Tr::GATE_WARP ? WC : 0,
+            WB = WC + (Tr::GATE_WARP && !Tr::FREE_GATES ? 1 : 0), WG = WC + Tr::GATE_WARPS;
+  auto pusher_of = [&](int t) { return PW + (Tr::FREE_GATES ? t % NGW : 0); };
+  auto has_step = [&](int b, int w, int t) { return !(Tr::FREE_GATES && b == 0 && w >= WC) || (w - WC) == t % NGW; };
   const std::size_t ns = std::size_t(kBlocks) * W * T * kMarks, ne = std::size_t(kBlocks) * W * 4;
   unsigned long long *ds, *de;
   VLA_CUDA_CHECK(cudaMalloc(&ds, ns * 8));
@@ -188,7 +196,8 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
   const int t_lo = 2 * gpu::detail::kChunk, t_hi = T - 2 * gpu::detail::kChunk;
   auto boundary = [](int t) { return ((t + 1) & (gpu::detail::kChunk - 1)) == 0; };
   std::printf("\n### D = %d, %s (%s): %.4f us/step (probed, T = %d), clock %.3f GHz, %.0f cycles/step\n", Tr::D, name,
-              Tr::PAPER_LOOP ? "v8, v7s and the A block's paper-preset loops"
+              Tr::FREE_GATES ? "v9, v8 with free gate warps"
+              : Tr::PAPER_LOOP ? "v8, v7s and the A block's paper-preset loops"
               : Tr::S_FEATURES && Tr::SMEM_TREES ? "v7, S blocks' feature warps, A block's trees through shared memory"
               : Tr::S_FEATURES ? "v7s, S blocks' feature warps"
               : Tr::FEATURE_COPIES ? "v6c, gate and feature warps, copies on the feature warp"
@@ -204,14 +213,15 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
               seg_a[6]);
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int b = 0; b < kBlocks; ++b)
-    for (int w = 0; w < (b == 0 ? WB : WC); ++w) {
+    for (int w = 0; w < (b == 0 ? WG : WC); ++w) {
       if (w > 1 && w < WC - 1) continue;  // warps 0, 1 and the last holding rows; the A block's extra warps
+      const int step = b == 0 && w >= WC && Tr::FREE_GATES ? NGW : 1;  // v9's gate warps: their period is NGW steps
       for (int bd = 0; bd < 2; ++bd) {
         std::vector<double> seg[7];
         for (int t = t_lo; t < t_hi; ++t) {
-          if (boundary(t) != bool(bd)) continue;
+          if (boundary(t) != bool(bd) || !has_step(b, w, t)) continue;
           const double m[kMarks] = {S(b, w, t, 0), S(b, w, t, 1), S(b, w, t, 2), S(b, w, t, 3), S(b, w, t, 4), S(b, w, t, 5), S(b, w, t, 6)};
-          const double next = S(b, w, t + 1, ClusterMark::kMarkTop);
+          const double next = S(b, w, t + step, ClusterMark::kMarkTop);
           seg[0].push_back(m[1] - m[0]);
           seg[1].push_back(m[2] - m[1]);
           seg[2].push_back(m[3] - m[2]);
@@ -220,7 +230,7 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
           seg[5].push_back(next - m[6]);
           seg[6].push_back(next - m[0]);
         }
-        std::printf("| %s | %d%s | %s |", b == 0 ? "A" : (b == 1 ? "S1" : "S2"), w, b == 0 && w == PW ? " (gate)" : "", bd ? "boundary" : "other");
+        std::printf("| %s | %d%s | %s |", b == 0 ? "A" : (b == 1 ? "S1" : "S2"), w, b == 0 && w >= PW && w < WG && Tr::GATE_WARP ? " (gate)" : "", bd ? "boundary" : "other");
         for (auto& x : seg) std::printf(" %.0f (%.0f) |", mean(x), median(x));
         std::printf("\n");
       }
@@ -260,7 +270,7 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
     std::vector<double> lead, wait;
     int waited = 0, n = 0;
     for (int t = t_lo; t < t_hi; ++t) {
-      lead.push_back((S(b, 0, t, ClusterMark::kMarkReduced) - off[b]) - S(0, PW, t, ClusterMark::kMarkPushed));
+      lead.push_back((S(b, 0, t, ClusterMark::kMarkReduced) - off[b]) - S(0, pusher_of(t), t, ClusterMark::kMarkPushed));
       const double wt = S(b, 0, t, ClusterMark::kMarkSynced) - S(b, 0, t, ClusterMark::kMarkReduced);
       wait.push_back(wt);
       waited += wt > 100;
@@ -274,8 +284,9 @@ void probe(const Problem<gpu::PrecFp32>& pr, const char* name, FILE* csv) {
     std::printf("block %d: %.1f cycles/step over steps %d..%d\n", b, (S(b, 0, t_hi, 0) - S(b, 0, t_lo, 0)) / (t_hi - t_lo), t_lo, t_hi);
   if (csv)  // steps 256 .. 319 of every warp, relative to the A block's warp 0 top of step 256
     for (int b = 0; b < kBlocks; ++b)
-      for (int w = 0; w < (b == 0 ? WB : WC); ++w)
+      for (int w = 0; w < (b == 0 ? WG : WC); ++w)
         for (int t = 256; t < std::min(T, 320); ++t) {
+          if (!has_step(b, w, t)) continue;
           std::fprintf(csv, "%d,%s,%d,%d,%d", Tr::D, name, b, w, t);
           for (int m = 0; m < kMarks; ++m) {
             const double v = S(b, w, t, m);
@@ -299,17 +310,22 @@ template <int D>
 using V7 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, true>;  // both
 template <int D>
 using V8 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true>;  // v7s + the A block's paper-preset loops (shipped)
+template <int D>
+using V9a = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true, 1>;  // v8, its gate warp off the per-step barrier
+template <int D>
+using V9 = gpu::FusedTraitsCluster<D, 2, true, true, true, true, false, true, 2>;  // v8 with two free gate warps, the steps in turn
+template <class Tr, int D>
+constexpr bool kIs = std::is_same_v<gpu::FusedTraitsClusterShipped<D>, Tr>;
 template <class Prec, int D>
 void run(int t_time, int t_probe, FILE* csv, bool probes) {
-  static_assert(std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V6c<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ||
-                std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> || std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V8<D>>);
+  static_assert(kIs<V6c<D>, D> || kIs<V7s<D>, D> || kIs<V7<D>, D> || kIs<V8<D>, D> || kIs<V9a<D>, D> || kIs<V9<D>, D>);
   using gpu::detail::ClusterNoProbe;
   using gpu::detail::kPushAtStep;
   constexpr bool kT = D == 64 && !Prec::bf16_io;  // v7t at D = 64 fp32 only
   const char* prec = Prec::bf16_io ? "bf16" : "fp32";
-  const char* shipped = std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V8<D>> ? "v8" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7<D>> ? "v7" : std::is_same_v<gpu::FusedTraitsClusterShipped<D>, V7s<D>> ? "v7s" : "v6c";
-  std::printf("\n## D = %d, %s (B = 1, H = 16, 3 blocks per head: v5 %d threads per block, v6c and v7 %d; this build ships %s)\n\n", D, prec,
-              V5<D>::BLOCK, V7<D>::BLOCK, shipped);
+  const char* shipped = kIs<V9<D>, D> ? "v9" : kIs<V9a<D>, D> ? "v9a" : kIs<V8<D>, D> ? "v8" : kIs<V7<D>, D> ? "v7" : kIs<V7s<D>, D> ? "v7s" : "v6c";
+  std::printf("\n## D = %d, %s (B = 1, H = 16, 3 blocks per head: v5 %d threads per block, v6c to v9a %d, v9 %d; this build ships %s)\n\n", D, prec,
+              V5<D>::BLOCK, V7<D>::BLOCK, V9<D>::BLOCK, shipped);
   {
     Problem<Prec> pr(16, t_time, D);
     std::printf("| variant (T = %d, median of 5) | us/step |\n|---|---|\n", t_time);
@@ -327,8 +343,8 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
                   diff == 0 ? ": bit-identical" : ": NOT bit-identical");
       return diff;
     };
-    double t6[2], t7s[2], t7[2], t8[2], t7t = NAN;
-    std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0, d8 = 0;
+    double t6[2], t7s[2], t7[2], t8[2], t9a[2], t9[2], t7t = NAN;
+    std::size_t d6 = 0, d7s = 0, d7 = 0, d7t = 0, d8 = 0, d9a = 0, d9 = 0;
     // One variant: timed, its row printed, its bits compared with v5's.
     auto variant = [&](double (*us)(const Problem<Prec>&), const char* what, const char* label, const char* again, std::size_t& d) {
       const double t = us(pr);
@@ -344,14 +360,17 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
         if (r == 0) t7t = variant(us_per_step<V7t<D>, ClusterNoProbe, Prec>, "v7t", "v6c + the A block's trees through shared memory", "", d7t);
       t7[r] = variant(us_per_step<V7<D>, ClusterNoProbe, Prec>, "v7", "v7s + the A block's trees through shared memory", again, d7);
       t8[r] = variant(us_per_step<V8<D>, ClusterNoProbe, Prec>, "v8", "v7s + the A block's paper-preset loops", again, d8);
+      t9a[r] = variant(us_per_step<V9a<D>, ClusterNoProbe, Prec>, "v9a", "v8, the gate warp off the per-step barrier", again, d9a);
+      t9[r] = variant(us_per_step<V9<D>, ClusterNoProbe, Prec>, "v9", "v8, two free gate warps taking the steps in turn", again, d9);
       std::fflush(stdout);
     }
     std::printf("| v5 again | %.4f |\n", us_per_step<V5<D>, ClusterNoProbe>(pr));
     std::printf("bits: %s\n", bad == 0 ? "every variant equals v5" : "MISMATCH");
     // One line per shape for the call's rule (the faster of each variant's two timings).
-    std::printf("RESULT D=%d %s v5=%.4f v6c=%.4f v7s=%.4f v7t=%.4f v7=%.4f v8=%.4f bits v6c=%s v7s=%s v7t=%s v7=%s v8=%s\n", D, prec, t5,
-                std::min(t6[0], t6[1]), std::min(t7s[0], t7s[1]), t7t, std::min(t7[0], t7[1]), std::min(t8[0], t8[1]), d6 ? "DIFF" : "ok",
-                d7s ? "DIFF" : "ok", kT ? (d7t ? "DIFF" : "ok") : "-", d7 ? "DIFF" : "ok", d8 ? "DIFF" : "ok");
+    std::printf("RESULT D=%d %s v5=%.4f v6c=%.4f v7s=%.4f v7t=%.4f v7=%.4f v8=%.4f v9a=%.4f v9=%.4f bits v6c=%s v7s=%s v7t=%s v7=%s v8=%s v9a=%s v9=%s\n",
+                D, prec, t5, std::min(t6[0], t6[1]), std::min(t7s[0], t7s[1]), t7t, std::min(t7[0], t7[1]), std::min(t8[0], t8[1]),
+                std::min(t9a[0], t9a[1]), std::min(t9[0], t9[1]), d6 ? "DIFF" : "ok", d7s ? "DIFF" : "ok", kT ? (d7t ? "DIFF" : "ok") : "-",
+                d7 ? "DIFF" : "ok", d8 ? "DIFF" : "ok", d9a ? "DIFF" : "ok", d9 ? "DIFF" : "ok");
     std::fflush(stdout);
   }
   if constexpr (!Prec::bf16_io)
@@ -361,6 +380,7 @@ void run(int t_time, int t_probe, FILE* csv, bool probes) {
       probe<V7s<D>, kPushAtStep>(pr, "push at the step", csv);
       probe<V7<D>, kPushAtStep>(pr, "push at the step", csv);
       probe<V8<D>, kPushAtStep>(pr, "push at the step", csv);
+      probe<V9<D>, kPushAtStep>(pr, "two free gate warps", csv);
     }
 }
 
@@ -396,7 +416,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_cluster_roles [--d 32,64,128] [--t T_time] [--tp T_probe >= 320] [--csv steps.csv] [--no-bf16] [--no-probes]\n"
-                   "       bench_cluster_roles --only v6c|v7s|v7|v8 [--t T]   (one launch at D = 64 fp32, for a profiler)\n");
+                   "       bench_cluster_roles --only v6c|v7s|v7|v8|v9a|v9 [--t T]   (one launch at D = 64 fp32, for a profiler)\n");
       return 2;
     }
   }
@@ -412,6 +432,8 @@ int main(int argc, char** argv) {
       else if (!std::strcmp(only, "v7s")) launch<V7s<64>, ClusterNoProbe>(pr);
       else if (!std::strcmp(only, "v7")) launch<V7<64>, ClusterNoProbe>(pr);
       else if (!std::strcmp(only, "v8")) launch<V8<64>, ClusterNoProbe>(pr);
+      else if (!std::strcmp(only, "v9a")) launch<V9a<64>, ClusterNoProbe>(pr);
+      else if (!std::strcmp(only, "v9")) launch<V9<64>, ClusterNoProbe>(pr);
       else throw std::invalid_argument(std::string("unknown variant ") + only);
       VLA_CUDA_CHECK(cudaDeviceSynchronize());
       std::printf("bench_cluster_roles: one launch of %s at D = 64, T = %d\n", only, t_time);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Kernels v5, v6c and v7 of the cluster layout side by side (reports/gpu/FLOOR.md, "Kernel v5:
-# where the step goes", "Kernel v6", "Kernel v7"), in one device call: timed and bit-compared
+# Kernels v5 to v9 of the cluster layout side by side (reports/gpu/FLOOR.md, "Kernel v5:
+# where the step goes", "Kernel v6" .. "Kernel v9"), in one device call: timed and bit-compared
 # (bench_cluster_roles: fp32 at each D of DS, bf16 at D = 64), per-role clocks at D = 64, and
 # optionally the CUDA tests, the sanitizers and Nsight Compute.
 #   bench/gpu/run_cluster_roles.sh cubins DIR [REV]   (here, nvcc only: DIR/old.cubin from

@@ -57,7 +57,11 @@
 // the trees through shared memory add instructions. PAPER_LOOP (v8 = v7s + it, the
 // shipped layout since 2026-12-03; FLOOR.md, "Kernel v8"): the A warps' and the gate
 // warp's loops specialised for the paper preset's options (cluster_a_block), 0.479
-// us/step at B=1 H=16 D=64 fp32 against v6c's 0.555, bits equal v5's.
+// us/step at B=1 H=16 D=64 fp32 against v6c's 0.555, bits equal v5's. FREE_GATES
+// (v9a: one gate warp, v9: two; timing experiments, not shipped; FLOOR.md, "Kernel
+// v9"): in the paper loops the gate warps leave the A warps' per-step barrier (z by
+// an mbarrier per slot of a ring); bits equal v5's, but no faster (0.484 against
+// v8's 0.479 in one process) and racecheck reports hazards in it (not resolved).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -78,9 +82,19 @@ struct ClusterSmem {
   // A block with SMEM_TREES: per row group, the z partials by row (G lanes each; the
   // groups kTreeStride apart so that a warp's groups write distinct banks), and
   // the dots' partials (the NT threads' u.z by thread, then the gate warp's u.z and z.z).
+  // (One float each without SMEM_TREES: the room is the free gates' rings at D = 128.)
+  static constexpr bool kST = Tr::SMEM_TREES;
   static constexpr int kTreeStride = (Tr::R * Tr::G + 31) / 32 * 32 + Tr::G;
-  alignas(16) float tp[Tr::NT / Tr::G][kTreeStride];
-  alignas(16) float tq[Tr::NT + 64];
+  alignas(16) float tp[kST ? Tr::NT / Tr::G : 1][kST ? kTreeStride : 1];
+  alignas(16) float tq[kST ? Tr::NT + 64 : 1];
+  // A block with FREE_GATES (v9): z_t and (where delta <= 0) w_t = A_t k^ by rows in
+  // slot t % kChunk, and their mbarriers (phase k of slot s completes when step
+  // k kChunk + s's vector is in; one arrival, the A warps' thread 0, every step).
+  static constexpr int kGateRing = Tr::FREE_GATES > 0 ? kChunk : 1;
+  alignas(16) float zr[kGateRing][Tr::D];
+  alignas(16) float wr[kGateRing][Tr::D];
+  alignas(8) unsigned long long zfull[kGateRing];
+  alignas(8) unsigned long long wfull[kGateRing];
 };
 
 // 32-bit shared-window address of a generic pointer to this block's shared memory.
@@ -96,6 +110,10 @@ __device__ __forceinline__ void st_cluster(unsigned addr, float x) {
 }
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// One arrival (release at CTA scope) on an mbarrier of this block.
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n\t}" ::"r"(smem_addr(bar)) : "memory");
 }
 // One arrival (release at cluster scope) on an mbarrier in another block.
 __device__ __forceinline__ void mbar_arrive_remote(unsigned addr) {
@@ -196,6 +214,7 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, R = Tr::R, NT = Tr::NT, NS = Tr::NS, NW = Tr::NW;
   constexpr int RPW = 32 * R / G;  // rows per warp of the twin's layout (TwinPolicy::sum)
   constexpr bool GW = Tr::GATE_WARP, FW = Tr::FEATURE_WARP, FC = Tr::FEATURE_COPIES;
+  constexpr int NGW = Tr::GATE_WARPS;  // v9 (FREE_GATES 2): two gate warps, the steps in turn
   auto& sm = cs.f;
   const int tid = threadIdx.x, c = tid % G, gi = tid / G, T = p.T;
   float MA[R][CW];
@@ -209,14 +228,15 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   const bool u_is_kh = p.u == nullptr && !p.u_unit_scaled;  // u = k^: the gate may come from z
   const bool want_zz = u_is_kh && p.normalize_gate;
   // v5: warp 0 forms a_t; v6 (GW): the warp after the NT threads, which holds no
-  // rows of A and meets them only at their barriers; its row group 0 pushes a_t.
-  // With FW the next warp (feat_warp) computes features and norms. compute: the
-  // threads holding rows of A. wi: this thread's index among the norms' writers
-  // (v5: the block's threads, v6: the gate warp's lanes, with FW the feature warp's).
-  const bool gate_warp = GW ? tid >= NT && tid < NT + 32 : tid < 32, pusher = GW ? tid - NT < G : gi == 0;
-  const bool feat_warp = FW && tid >= NT + 32;
+  // rows of A and meets them only at their barriers; its row group 0 pushes a_t
+  // (v9: the NGW warps after them, each its row group 0). With FW the next warp
+  // (feat_warp) computes features and norms. compute: the threads holding rows of
+  // A. wi: this thread's index among the norms' writers (v5: the block's threads,
+  // v6: the gate warp's lanes, with FW the feature warp's).
+  const bool gate_warp = GW ? tid >= NT && tid < NT + 32 * NGW : tid < 32, pusher = GW ? (tid - NT) % 32 < G : gi == 0;
+  const bool feat_warp = FW && tid >= NT + 32 * NGW;
   const bool compute = !GW || tid < NT;
-  const int wi = FW ? tid - NT - 32 : GW ? tid - NT : tid;
+  const int wi = FW ? tid - NT - 32 * NGW : GW ? tid - NT : tid;
   const bool norms_writer = FW ? feat_warp : GW ? gate_warp : true;
   // SMEM_TREES: this row group's slots for the z partials (R rows of G lanes) and
   // for the dots' partials (the gate warp's groups: u.z and z.z, G each).
@@ -321,7 +341,7 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   };
   [[maybe_unused]] float a_late[CW];  // Probe::kPush == kPushLate: a_{t-1}, pushed after step t's barrier
 
-  // v8 (PAPER_LOOP; a timing experiment, not yet run on a GPU): where the options
+  // v8 (PAPER_LOOP; shipped 2026-12-03, FLOOR.md "Kernel v8"): where the options
   // alone make every step's gate come from z (u = k^, normalised gate, no delta
   // floor, no ridge: core::gate_from_z_exact then reduces to delta > 0, since
   // without a floor delta = 1 + u.z exactly, and NaN fails both), the A warps and
@@ -329,7 +349,48 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
   // tests folded away (Nsight Compute, FLOOR.md "Kernel v7": ~60 of the A warps'
   // ~178 instructions per step were control and flag work). The same helpers in
   // the same order: the same bits; w = A_t k^ and its barrier remain, where delta <= 0.
+  // v9 (FG, FREE_GATES; a timing experiment, not shipped: FLOOR.md "Kernel v9"): in
+  // v8 the gate warp arrived last at the A warps' per-step barrier (its trees,
+  // 1 / ||z||, the push). Here the A warps' barrier is their own; their thread 0
+  // then arrives on the mbarrier of z_t's slot in a ring of kChunk (and, after w_t
+  // where delta <= 0, on w_t's), and the NGW gate warps, steps t = gw, gw + NGW, .. of each chunk, wait
+  // there: a gate warp trails the A warps within a chunk and meets them only at the
+  // chunk boundary's barrier (which also keeps the A warps from refilling a slot it
+  // has not read). The same helpers in the same order: the same bits.
   constexpr bool PL = Tr::PAPER_LOOP && FW && FC && !ST && Probe::kPush == kPushAtStep;
+  constexpr bool FG = PL && Tr::FREE_GATES > 0;
+  static_assert(!FG || kChunk % (NGW > 0 ? NGW : 1) == 0, "every gate warp has the same steps of every whole chunk");
+  [[maybe_unused]] auto a_own_sync = [] { asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory"); };  // FG: the A warps alone
+  // The paper loops' gate (v8's gate warp, v9's) of step t, pushed: a_t = z / ||z||
+  // from z's column segment with v5's interleaved trees, or where 1 + u.z <= 0 from
+  // w (v8: sm.w after the A warps' barrier; v9: slot t % kChunk once it is in).
+  [[maybe_unused]] auto paper_gate = [&](int t, const float (&zc)[CW]) {
+    float a[CW], dots[2] = {seg_partial<CW>(u, zc), seg_partial<CW>(zc, zc)};  // step_scalars' interleaved trees
+    group_sums<G, 2>(dots);
+    const float inv_nz = 1.0f / core::vsqrt(dots[1]);
+    if (1.0f + dots[0] > 0.0f) {
+#pragma unroll
+      for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_nz;
+    } else if constexpr (FG) {
+      const int s = t & (kChunk - 1);
+      spin_until([&] { return mbar_try_wait(&cs.wfull[s], unsigned(t / kChunk) & 1u); }, "w from the A warps");
+      gate_from_w<Tr>(&cs.wr[s][c * CW], true, a);
+    } else {
+      a_sync();  // w visible
+      gate_from_w<Tr>(&sm.w[c * CW], true, a);
+    }
+    Probe::mark(kMarkFormed, t);
+    if (pusher) push(t, a);
+    Probe::mark(kMarkPushed, t);
+  };
+  // The gate warps' side of the barrier into chunk ca (paper loops): first every S
+  // block must have consumed chunk ca - 2, whose gate slots chunk ca refills.
+  [[maybe_unused]] auto gate_boundary = [&](int ca) {
+    if (ca >= 2)
+      spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
+                 "the S blocks to consume the gate ring");
+    __syncthreads();
+  };
   bool paper = false;
   if constexpr (PL) paper = u_is_kh && p.normalize_gate && !(p.delta_floor > 0.0) && !(p.ridge_every > 0);
   if (paper) {
@@ -337,21 +398,30 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
       if (compute) {
 #pragma unroll 1
         for (int t = 0; t < T; ++t) {
-          const int par = t & 1;
+          const int par = t & 1, s = t & (kChunk - 1);
+          float* const z_t = FG ? &cs.zr[s][0] : &sm.z[par][0];
           Probe::mark(kMarkTop, t);
           if constexpr (!kAhead) load_step(t);
           float zrow[R], zc[CW];
-          group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, &sm.z[par][row]), zrow);
+          group_rows<G, R>(product_rows<G, R, CW>(MA, u, c, owner, z_t + row), zrow);
           Probe::mark(kMarkReduced, t);
-          a_sync();  // z visible to the block
+          if constexpr (FG) {
+            a_own_sync();                             // z visible to the A warps
+            if (tid == 0) mbar_arrive(&cs.zfull[s]);  // and, after their barrier, to the gate warps
+          } else {
+            a_sync();  // z visible to the block
+          }
           Probe::mark(kMarkSynced, t);
-          load_floats<CW>(&sm.z[par][c * CW], zc);
+          load_floats<CW>(z_t + c * CW, zc);
           const float delta = 1.0f + group_sum<G>(seg_partial<CW>(u, zc));  // core::sm_delta without a floor
           update_a<Prec, R, CW>(MA, zc, zrow, 1.0f / delta, false, 0.0f, gi * R, c * CW);
           if (!(delta > 0.0f)) {  // the gate from w = A_t k^
-            product_rows<G, R, CW>(MA, kh, c, owner, &sm.w[row]);
-            a_sync();
+            product_rows<G, R, CW>(MA, kh, c, owner, FG ? &cs.wr[s][row] : &sm.w[row]);
+            if constexpr (FG) a_own_sync();
+            else a_sync();
           }
+          if constexpr (FG)
+            if (tid == 0) mbar_arrive(&cs.wfull[s]);  // every step, so that the slot's phases count steps
           Probe::mark(kMarkFormed, t);
           Probe::mark(kMarkPushed, t);
           if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
@@ -362,6 +432,27 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
           if constexpr (kAhead)
             if (t + 1 < T) load_step(t + 1);
         }
+      } else if constexpr (FG) {  // the free gate warps: steps gw, gw + NGW, .. of each chunk
+        const int gw = (tid - NT) / 32, last = (T - 1) / kChunk;
+#pragma unroll 1
+        for (int ck = 0; ck <= last; ++ck) {
+          const int t_end = min(T, (ck + 1) * kChunk);
+#pragma unroll 1
+          for (int t = ck * kChunk + gw; t < t_end; t += NGW) {
+            const int s = t & (kChunk - 1);
+            const unsigned phase = unsigned(ck) & 1u;
+            Probe::mark(kMarkTop, t);
+            load_floats<CW>(u_seg + (t & (kRing - 1)) * D, u);
+            Probe::mark(kMarkReduced, t);
+            spin_until([&] { return mbar_try_wait(&cs.zfull[s], phase); }, "z from the A warps");
+            Probe::mark(kMarkSynced, t);
+            float zc[CW];
+            load_floats<CW>(&cs.zr[s][c * CW], zc);
+            paper_gate(t, zc);
+            Probe::mark(kMarkEnd, t);
+          }
+          if (ck < last) gate_boundary(ck + 1);  // the chunk boundary's one barrier
+        }
       } else {  // the gate warp
 #pragma unroll 1
         for (int t = 0; t < T; ++t) {
@@ -371,27 +462,11 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
           Probe::mark(kMarkReduced, t);
           a_sync();
           Probe::mark(kMarkSynced, t);
-          float zc[CW], a[CW];
+          float zc[CW];
           load_floats<CW>(&sm.z[par][c * CW], zc);
-          float dots[2] = {seg_partial<CW>(u, zc), seg_partial<CW>(zc, zc)};  // step_scalars' interleaved trees
-          group_sums<G, 2>(dots);
-          const float inv_nz = 1.0f / core::vsqrt(dots[1]);
-          if (1.0f + dots[0] > 0.0f) {
-#pragma unroll
-            for (int jj = 0; jj < CW; ++jj) a[jj] = zc[jj] * inv_nz;
-          } else {
-            a_sync();  // w visible
-            gate_from_w<Tr>(&sm.w[c * CW], true, a);
-          }
-          Probe::mark(kMarkFormed, t);
-          if (pusher) push(t, a);
-          Probe::mark(kMarkPushed, t);
+          paper_gate(t, zc);
           if (t + 1 < T && ((t + 1) & (kChunk - 1)) == 0) {
-            const int ca = (t + 1) / kChunk;
-            if (ca >= 2)
-              spin_until([&] { return mbar_try_wait_cluster(&cs.consumed[ca & 1], unsigned((ca - 2) >> 1) & 1u); },
-                         "the S blocks to consume the gate ring");
-            __syncthreads();
+            gate_boundary((t + 1) / kChunk);
             Probe::mark(kMarkBoundary, t);
           }
           Probe::mark(kMarkEnd, t);
@@ -400,6 +475,9 @@ __device__ __forceinline__ void cluster_a_block(ClusterSmem<Tr, Prec>& cs, const
         }
       }
     }
+  } else if (NGW > 1 && tid >= NT + 32 && tid < NT + 32 * NGW) {  // v9's second gate warp where the general loop runs: idle
+#pragma unroll 1
+    for (int ca = 1; ca <= (T - 1) / kChunk; ++ca) __syncthreads();  // the boundaries' barriers (below)
   } else  // the general loop (every variant)
 #pragma unroll 1
   for (int t = 0; t < T; ++t) {
@@ -704,7 +782,7 @@ __device__ __forceinline__ void cluster_s_block_sf(ClusterSmem<Tr, Prec>& cs, co
                                                    std::size_t stride) {
   using In = typename Prec::In;
   constexpr int D = Tr::D, G = Tr::G, CW = Tr::CW, NT = Tr::NT, SR = Tr::SR, ROWS = D / Tr::NS, NF = Tr::BLOCK - NT;
-  static_assert(NF == 64, "two feature warps");
+  static_assert(NF >= 64 && NF % 32 == 0, "two feature warps (v9 with two gate warps: three)");
   auto& sm = cs.f;
   const int tid = threadIdx.x, T = p.T, r0 = j * ROWS, last = (T - 1) / kChunk;
   // Named barriers (the A block's are its own): 2, the feature warps; 3, y of a
@@ -847,6 +925,11 @@ __global__ void __launch_bounds__(Tr::BLOCK, 1) vla_fused_cluster_kernel(const _
 
   if (rank == 0) {
     if (tid < 2) mbar_init(&cs.consumed[tid], Tr::NS);  // one arrival per S block and chunk
+    if constexpr (Tr::FREE_GATES > 0)
+      if (tid < kChunk) {  // one arrival (the A warps' thread 0) per step of the slot
+        mbar_init(&cs.zfull[tid], 1);
+        mbar_init(&cs.wfull[tid], 1);
+      }
   } else if (tid < kRing) {
     mbar_init(&cs.full[tid], 1);  // one arrival (mbar_arm) and D floats of st.async per phase
   }

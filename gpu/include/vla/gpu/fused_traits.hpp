@@ -97,10 +97,15 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // lane reads its group's G partials and adds them in the butterfly's pairing,
 // pairwise_sum) instead of shuffle levels. PAPER_LOOP (with FEATURE_COPIES; v8, shipped): where the options alone make every step's gate come from z (u =
 // k^, normalised gate, no delta floor, no ridge), the A warps and the gate warp run
-// loops of their own with the options' per-step tests folded away. Same arithmetic
-// in every variant: the same twin.
+// loops of their own with the options' per-step tests folded away. FREE_GATES (with
+// PAPER_LOOP and S_FEATURES; v9, a timing experiment, not shipped: no faster than v8
+// and racecheck reports hazards in it; FLOOR.md "Kernel v9"): in those loops the gate leaves the A warps' per-step
+// barrier: FREE_GATES gate warps (1 or 2; a second one adds a warp to every block,
+// in the S blocks a third feature warp) take the steps in turn, each waiting for its
+// step's z on an mbarrier that the A warps arrive on (z and w in rings of a chunk's
+// slots). Same arithmetic in every variant: the same twin.
 template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false,
-          bool S_FEATURES_ = false, bool SMEM_TREES_ = false, bool PAPER_LOOP_ = false>
+          bool S_FEATURES_ = false, bool SMEM_TREES_ = false, bool PAPER_LOOP_ = false, int FREE_GATES_ = 0>
 struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
   static constexpr int NS = NS_;               // S blocks
   static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
@@ -111,11 +116,15 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
   static constexpr bool S_FEATURES = S_FEATURES_;
   static constexpr bool SMEM_TREES = SMEM_TREES_;
   static constexpr bool PAPER_LOOP = PAPER_LOOP_;
-  static constexpr int BLOCK = FusedTraitsCluster::NT + 32 * (int(GATE_WARP) + int(FEATURE_WARP));  // threads per block
+  static constexpr int FREE_GATES = FREE_GATES_;
+  static constexpr int GATE_WARPS = FREE_GATES > 1 ? FREE_GATES : int(GATE_WARP);  // the A block's warps forming a_t beside its NT threads
+  static constexpr int BLOCK = FusedTraitsCluster::NT + 32 * (GATE_WARPS + int(FEATURE_WARP));  // threads per block
   static_assert(GATE_WARP || !FEATURE_WARP, "the feature warp comes with the gate warp");
   static_assert(FEATURE_WARP || !FEATURE_COPIES, "the feature copies come with the feature warp");
   static_assert(FEATURE_COPIES || !S_FEATURES, "the S blocks' feature warps come with the A block's");
   static_assert(FEATURE_COPIES || !PAPER_LOOP, "the paper loops assume the A block's boundary of v6c");
+  static_assert(FREE_GATES >= 0 && FREE_GATES <= 2, "one or two free gate warps");
+  static_assert(FREE_GATES == 0 || (PAPER_LOOP && S_FEATURES), "free gate warps in the paper loops, with v7s's S blocks");
   static_assert(SR >= 1 && SR * NS == FusedTraitsCluster::R, "the S blocks share the rows evenly");
   static_assert((D / NS) % 4 == 0, "an S block's rows: whole 16-byte pieces of o");
 };
