@@ -12,6 +12,7 @@
 #include <string>
 
 #include "check.cuh"
+#include "dmma_tile.cuh"
 #include "scan_gate.cuh"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/precision.hpp"
@@ -21,6 +22,7 @@ namespace vla::gpu::scan {
 namespace {
 
 constexpr int NT = 256;  // threads per block
+constexpr int NW = NT / 32;  // warps per block
 
 __host__ __device__ inline int n_chunks(int T, int C) { return (T + C - 1) / C; }
 // Segments of ref::scan_segment_chunks(C) chunks: one factorisation of M_c each.
@@ -381,19 +383,20 @@ __global__ void __launch_bounds__(NT) den_kernel(GateParams g) {
 template <int D, int C, bool USEP>
 struct GatePlan {
   static constexpr int R = USEP ? 2 * C : C;  // right-hand sides: [U | K], or K (u = k^: P = AK)
-  static constexpr int LDA = D + 1, LDM = D + 1, LDX = R + 1, LDW = USEP ? LDX : C + 1, LDG = C + 1;
+  // Leading dimensions = 4 (mod 16) for what the DMMA products read: a fragment's
+  // 4 x 4 lanes of a half-warp then hit distinct banks (4 row + column).
+  static constexpr int LDA = D + 4, LDM = D + 1, LDX = R + 4, LDW = USEP ? LDX : C + 4, LDG = C + 4;
   static constexpr int NMAX = D > C ? D : C;
   static constexpr int dA = 0, dX = dA + D * LDA, dCol = dX + D * LDX, dUnion = dCol + 2 * NMAX;
   static constexpr int dL = dUnion, dPivM = dL + D * LDM, dFactorEnd = dPivM + D;
   static constexpr int dW = dUnion, dG = USEP ? dUnion : dW + D * LDW, dPivG = dG + C * LDG, dWorkEnd = dPivG + C;
   static constexpr int dEnd = dFactorEnd > dWorkEnd ? dFactorEnd : dWorkEnd;
-  // k^, u rows as doubles (converted once per chunk: every product reads them in double); odd rows: the
-  // products read across steps without bank conflicts.
-  static constexpr int LDF = D + 1;
+  // k^, u rows as doubles (converted once per chunk: every product reads them in double).
+  static constexpr int LDF = D + 4;
   static constexpr int fK = 0, fU = fK + C * LDF, fEnd = fU + (USEP ? C * LDF : 0);
   static constexpr int bytes = (dEnd + fEnd) * 8;
   static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
-  static_assert(D % 16 == 0 && R % 16 == 0, "16 x 16 thread tiles of the products");
+  static_assert(D % 16 == 0 && R % 16 == 0 && C % 16 == 0, "8 x 8 x 4 DMMA tiles, strides 4 (mod 16)");
 };
 
 // scan_gate: the gates of one segment's chunks (block (segment, head bh)), in
@@ -421,7 +424,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
 
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
-  const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;  // 16 x 16 tiles of the products with A
+  const int tid = threadIdx.x;
   const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
   // Column col of [U | K] (u = k^: K), step-major floats.
   auto rhs = [&](int d, int col) { return USEP ? (col < C ? Uf[col * LDF + d] : Kf[(col - C) * LDF + d]) : Kf[col * LDF + d]; };
@@ -462,25 +465,9 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
       solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
       if (carry) solve_m<D, D>(A, LDA, D, L, Pl::LDM, pivM);
     } else {
-      // [P | AK] = A_c [U | K]: thread (ty, tx) the rows ty + 16 m, columns tx + 16 n; e ascending.
-      constexpr int RM = D / 16, RN = Pl::R / 16;
-      double acc[RM][RN] = {};
-#pragma unroll 4
-      for (int e = 0; e < D; ++e) {
-        double a[RM], x[RN];
-#pragma unroll
-        for (int m = 0; m < RM; ++m) a[m] = A[(ty + 16 * m) * LDA + e];
-#pragma unroll
-        for (int n = 0; n < RN; ++n) x[n] = rhs(e, tx + 16 * n);
-#pragma unroll
-        for (int m = 0; m < RM; ++m)
-#pragma unroll
-          for (int n = 0; n < RN; ++n) acc[m][n] = core::vfma(a[m], x[n], acc[m][n]);
-      }
-#pragma unroll
-      for (int m = 0; m < RM; ++m)
-#pragma unroll
-        for (int n = 0; n < RN; ++n) X[(ty + 16 * m) * LDX + tx + 16 * n] = acc[m][n];
+      // [P | AK] = A_c [U | K] (DMMA).
+      dmma_product<D, Pl::R, D, NW>([&](int m, int e) { return A[m * LDA + e]; }, rhs,
+                                    [&](int m, int n, double v) { X[m * LDX + n] = v; });
     }
     __syncthreads();  // X complete; the factor of M (the union) no longer read
     if (g.stop_after == 1) continue;
@@ -488,22 +475,11 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     // W = AK (a copy when P = AK), G = U^T P (lower triangle).
     if constexpr (!USEP)
       for (int e = tid; e < D * C; e += NT) W[(e / C) * LDW + e % C] = X[(e / C) * LDX + e % C];
-    // Thread (row i, columns tq + TPR m) of the C x C products G and Y: TPR lanes per row, CPT independent
-    // sums (each over d ascending, as one sum per entry); the full square, the unused triangle not stored.
-    constexpr int TPR = NT / C, CPT = C / TPR;
-    const int gi = tid / TPR, tq = tid % TPR;
-    {
-      double acc[CPT] = {};
-#pragma unroll 4
-      for (int d = 0; d < D; ++d) {
-        const double ud = Uf[gi * LDF + d];
-#pragma unroll
-        for (int m = 0; m < CPT; ++m) acc[m] = core::vfma(ud, X[d * LDX + tq + TPR * m], acc[m]);
-      }
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (tq + TPR * m <= gi) G[gi * LDG + tq + TPR * m] = acc[m];
-    }
+    // The C x C products G and Y (DMMA) are computed over the full square; the unused triangle is not stored.
+    dmma_product<C, C, D, NW>([&](int i, int d) { return Uf[i * LDF + d]; }, [&](int d, int j) { return X[d * LDX + j]; },
+                              [&](int i, int j, double v) {
+                                if (j <= i) G[i * LDG + j] = v;
+                              });
     __syncthreads();
     if (g.stop_after == 2) continue;
     // I + G = L D L^T, pivots through sm_delta (the floor), 1 past len (zero padding).
@@ -516,38 +492,23 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     __syncthreads();
     if (g.stop_after == 4) continue;
     // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
-    {
-      double acc[CPT] = {};
-#pragma unroll 4
-      for (int d = 0; d < D; ++d) {
-        const double z = X[d * LDX + gi];
-#pragma unroll
-        for (int m = 0; m < CPT; ++m) acc[m] = core::vfma(z, Kf[(tq + TPR * m) * LDF + d], acc[m]);
-      }
-#pragma unroll
-      for (int m = 0; m < CPT; ++m)
-        if (tq + TPR * m >= gi) G[gi * LDG + tq + TPR * m] = acc[m] / pivG[gi];
-    }
+    dmma_product<C, C, D, NW>([&](int i, int d) { return X[d * LDX + i]; }, [&](int d, int t) { return Kf[t * LDF + d]; },
+                              [&](int i, int t, double v) {
+                                if (t >= i) G[i * LDG + t] = v / pivG[i];
+                              });
     __syncthreads();
     if (g.stop_after == 5) continue;
     // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product: term i enters column t
-    // only for i <= t), i ascending. Thread (row d, columns tw + TPW m): CPW independent sums.
-    {
-      constexpr int TPW = NT / D, CPW = C / TPW;
-      static_assert(NT % D == 0 && C % TPW == 0, "W tiles");
-      const int d = tid / TPW, tw = tid % TPW;
-      double acc[CPW] = {};
-#pragma unroll 4
-      for (int i = 0; i < C; ++i) {
-        const double x = X[d * LDX + i];
+    // only for i <= t, so a later step never reaches an earlier gate). DMMA over the k-blocks below column
+    // tile nt (i < 8 nt), then the terms 8 nt <= i <= t in order, by fma.
+    dmma_product<D, C, C, NW>(
+        [&](int d, int i) { return X[d * LDX + i]; }, [&](int i, int t) { return G[i * LDG + t]; }, [](int nt) { return 2 * nt; },
+        [&](int d, int t, double v) {
 #pragma unroll
-        for (int m = 0; m < CPW; ++m)
-          if (i <= tw + TPW * m) acc[m] = core::vfma(x, G[i * LDG + tw + TPW * m], acc[m]);
-      }
-#pragma unroll
-      for (int m = 0; m < CPW; ++m)
-        if (tw + TPW * m < len) W[d * LDW + tw + TPW * m] -= acc[m];
-    }
+          for (int i = t & ~7; i < (t & ~7) + 8; ++i)
+            if (i <= t) v = core::vfma(X[d * LDX + i], G[i * LDG + t], v);
+          if (t < len) W[d * LDW + t] -= v;
+        });
     __syncthreads();
     if (g.stop_after == 6) continue;
     // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
@@ -565,34 +526,15 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     }
     if (g.stop_after == 7 || !carry) continue;
     // The carry A_{c+1} = A_c - (Z D^{-1}) Z^T: Z D^{-1} into W's space (W read above), then the
-    // rank-len update, thread (ty, tx) the rows ty + 16 m, columns tx + 16 n, i ascending.
+    // rank-C update (the chunk is full: a later chunk follows) by DMMA.
     __syncthreads();
     for (int e = tid; e < D * C; e += NT) {
       const int r = e / C, i = e % C;
       W[r * LDW + i] = X[r * LDX + i] / pivG[i];
     }
     __syncthreads();
-    {
-      constexpr int AM = D / 16;
-      double acc[AM][AM] = {};
-#pragma unroll 4
-      for (int i = 0; i < len; ++i) {
-        double zr[AM], zc[AM];
-#pragma unroll
-        for (int m = 0; m < AM; ++m) {
-          zr[m] = W[(ty + 16 * m) * LDW + i];
-          zc[m] = X[(tx + 16 * m) * LDX + i];
-        }
-#pragma unroll
-        for (int m = 0; m < AM; ++m)
-#pragma unroll
-          for (int n = 0; n < AM; ++n) acc[m][n] = core::vfma(zr[m], zc[n], acc[m][n]);
-      }
-#pragma unroll
-      for (int m = 0; m < AM; ++m)
-#pragma unroll
-        for (int n = 0; n < AM; ++n) A[(ty + 16 * m) * LDA + tx + 16 * n] -= acc[m][n];
-    }
+    dmma_product<D, D, C, NW>([&](int r, int i) { return W[r * LDW + i]; }, [&](int i, int cc) { return X[cc * LDX + i]; },
+                              [&](int r, int cc, double v) { A[r * LDA + cc] -= v; });
     // The next chunk's first barrier orders these writes of A before its product reads A.
   }
 }
