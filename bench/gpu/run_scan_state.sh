@@ -2,14 +2,18 @@
 # Stage 2 of the scan form (gpu/cuda/scan_state.cu) on the device machine: build
 # with nvcc (sm_90, the chunked kernels' rounding flags) unless a binary built by
 # the same commands is carried in $PRE (default build-state2/carry), then the
-# correctness cases (bench/gpu/scan_state_check.cu --quick) beside
-# compute-sanitizer memcheck and racecheck on short cases (--small), then the
+# correctness cases (bench/gpu/scan_state_check.cu --quick, once per pass in
+# $QUICK_PASSES, default "v4 lanedot") beside compute-sanitizer memcheck and
+# racecheck on short cases (--small, on the pass $SAN_PASS, default lanedot), then the
 # timed shapes ($TIMED: --timed, or --explore for the block shapes and segment
 # counts) alone on the GPU. Optional, when carried in $PRE: V3=1 times
 # scan_state_check_v3 (the previous commit's stage 2, built by the same commands)
 # with --timed (for at most $V3_TIMEOUT s); SUITE=1 runs every test_gpu_chunked_cuda*
 # binary with --kinds scan in $SHARDS shards (the suite's judgement of both stages
-# through the error model); NCU=1 profiles the pass with Nsight Compute. Logs under
+# through the error model); NCU=1 profiles the pass with Nsight Compute; BENCH=1
+# runs $pre/bench_chunked --scan-only --breakdown last (whole scan beside the
+# fused kernel, for at most $BENCH_TIMEOUT s). Each run has a timeout ($QUICK_TIMEOUT,
+# $TIMED_TIMEOUT, $SAN_TIMEOUT, $TEST_TIMEOUT, $BENCH_TIMEOUT). Logs under
 # $OUT (or ./scan-state-out).
 #   bash bench/gpu/run_scan_state.sh            (BUILD_ONLY=1: build into $PRE and stop)
 set -uo pipefail
@@ -39,7 +43,7 @@ else
   echo "prebuilt $bin, sha256 $(sha256sum "$bin" | cut -c1-16)" >>"$log"
 fi
 for tool in memcheck racecheck; do
-  ( timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool "$tool" --error-exitcode 3 "$bin" --small
+  ( timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool "$tool" --error-exitcode 3 "$bin" --small --pass "${SAN_PASS:-lanedot}"
     echo "exit $?" ) >"$out/sanitize_$tool.log" 2>&1 &
 done
 # The suite's judgement beside them: each carried test_gpu_chunked_cuda* binary,
@@ -66,12 +70,21 @@ if [ "${NCU:-0}" = 1 ]; then
       --section WarpStateStats --section MemoryWorkloadAnalysis --metrics "$m" "$bin" --profile
     echo "exit $?" ) >"$out/ncu_pass.log" 2>&1 &
 fi
-echo "== $bin --quick" >>"$log"
-"$bin" --quick >>"$log" 2>&1
-rc=$?
+# The correctness cases, one process per pass at once.
+for pass in ${QUICK_PASSES:-v4 lanedot}; do
+  ( timeout "${QUICK_TIMEOUT:-150}" "$bin" --quick --pass "$pass"
+    echo "exit $?" ) >"$out/quick_$pass.log" 2>&1 &
+done
 wait
+rc=0
+for pass in ${QUICK_PASSES:-v4 lanedot}; do
+  echo "== $bin --quick --pass $pass" >>"$log"
+  cat "$out/quick_$pass.log" >>"$log"
+  grep -q "^exit 0$" "$out/quick_$pass.log" || rc=1
+  rm -f "$out/quick_$pass.log"
+done
 for tool in memcheck racecheck; do
-  echo "== compute-sanitizer --tool $tool $bin --small" >>"$log"
+  echo "== compute-sanitizer --tool $tool $bin --small --pass ${SAN_PASS:-lanedot}" >>"$log"
   tail -3 "$out/sanitize_$tool.log" >>"$log"
   grep -q "^exit 0$" "$out/sanitize_$tool.log" || rc=1
 done
@@ -89,12 +102,16 @@ if [ -f "$out/ncu_pass.log" ]; then
     "$out/ncu_pass.log" | head -40 >>"$log"
 fi
 echo "== $bin ${TIMED:---timed}" >>"$log"
-"$bin" "${TIMED:---timed}" >>"$log" 2>&1
+timeout "${TIMED_TIMEOUT:-200}" "$bin" "${TIMED:---timed}" >>"$log" 2>&1
 rc2=$?
 [ $rc -eq 0 ] && rc=$rc2
 if [ "${V3:-0}" = 1 ] && [ -x "$pre/scan_state_check_v3" ]; then
   echo "== $pre/scan_state_check_v3 --timed (v3, for comparison)" >>"$log"
   timeout "${V3_TIMEOUT:-40}" "$pre/scan_state_check_v3" --timed >>"$log" 2>&1
+fi
+if [ "${BENCH:-0}" = 1 ] && [ -x "$pre/bench_chunked" ]; then
+  echo "== $pre/bench_chunked --scan-only --breakdown" >>"$log"
+  timeout "${BENCH_TIMEOUT:-120}" "$pre/bench_chunked" --scan-only --breakdown >>"$log" 2>&1 || echo "bench_chunked exit $?" >>"$log"
 fi
 date -u >>"$log"
 cat "$log"

@@ -20,12 +20,15 @@
 // three Monte Carlo runs): the full judgement happens when stage 2 runs inside
 // the chunked-scan implementation under the suite's tests.
 //
-// Usage: scan_state_check [--quick | --timed | --small | --explore | --profile]
+// Usage: scan_state_check [--quick | --timed | --small | --explore | --profile] [--pass v4|lanedot]
 //   (default: the correctness cases, then the timed shapes; --quick: the
 //   correctness cases only; --timed: the timed shapes only (launch_state's
 //   choices); --small: a few short cases, for compute-sanitizer; --explore: the
 //   pass's block shapes, ring depths and segment counts, timed; --profile: one
-//   launch of the T = 16,384 shape, for ncu)
+//   launch of the T = 16,384 shape, for ncu; --pass: the cases without a pass of
+//   their own on the v4 pass or on the v5 lane-dot pass where built (D >= 32),
+//   launch_state's tile for that pass where a case takes launch_state's; --timed
+//   times both, in one process)
 // Exit 0 when every case passes, 1 otherwise.
 #include <cuda_runtime.h>
 
@@ -62,7 +65,10 @@ struct Case {
   int stages = 3;     // the pass's cp.async ring
   int segments = 1;   // pass segments (1: one launch; more: the overlapped schedule)
   int probe = 0;      // the pass's timing probes (scan_state.cuh StateConfig::probe; values not checked)
+  int pass = -1;      // -1: launch_state's pass (rows 0) or v4 (a tile given); 4: v4; 5: v5, lanedot (rows 2 or 4; D >= 32)
 };
+
+int g_pass = -1;  // --pass v4|lanedot: the cases without a pass of their own on that pass (lanedot where built, D >= 32)
 
 std::uint64_t splitmix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -317,12 +323,23 @@ bool run_case(const Case& cs) {
   p.S = d_S.p;
   p.state_norm = d_norm.p;
   p.scratch = d_scr.p;
-  const scan::StateConfig cfg =
-      cs.rows ? scan::StateConfig{cs.rows, cs.elems, cs.group, cs.stages, cs.segments, cs.probe} : scan::state_config(B, H, D, cs.C);
+  const int pass_v = g_pass >= 0 && cs.pass < 0 ? g_pass : cs.pass;  // a case's own pass is kept
+  scan::StateConfig cfg;
+  if (cs.rows == 0) {
+    cfg = pass_v < 0 ? scan::state_config(B, H, D, cs.C) : scan::state_config_pass(B, H, D, cs.C, pass_v == 5);
+  } else {
+    cfg = scan::StateConfig{cs.rows, cs.elems, cs.group, cs.stages, cs.segments, cs.probe};
+    if (pass_v == 5 && D >= 32 && cs.probe == 0) {
+      cfg.lanedot = true;
+      cfg.rows = cs.rows == 4 ? 4 : 2;
+      cfg.elems = D / 32;
+      cfg.group = 4 * cfg.rows;
+    }
+  }
   const int segments = scan::state_segments(T, cs.C, cfg);
   auto launch = [&](unsigned parts) { scan::launch_state_config(p, nullptr, cfg, parts); };
   const unsigned all_parts = scan::kPrep | scan::kPass | scan::kReadout;
-  if (cs.rows == 0) {
+  if (cs.rows == 0 && pass_v < 0) {
     scan::launch_state(p, nullptr);  // the public entry point
   } else {
     launch(all_parts);
@@ -427,9 +444,9 @@ bool run_case(const Case& cs) {
   const bool pass = all.failures == 0 && same_bits;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   std::printf(
-      "%s B=%d H=%d T=%d D=%d C=%d %s %s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
+      "%s B=%d H=%d T=%d D=%d C=%d %s %s pass %s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
       "norm %.2e (%.2e) S %.2e (%.2e) | worst err/tol %.3f failures %zu nonfinite %zu deterministic %s",
-      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
+      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.lanedot ? "v5" : "v4", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
       all.rel_o, all.base_o, all.rel_norm, all.base_norm, all.rel_S, all.base_S, all.worst_ratio, all.failures, all.nonfinite,
       same_bits ? "yes" : "NO");
   if (cs.reps > 0) {
@@ -451,6 +468,14 @@ int main(int argc, char** argv) {
   const bool small = std::strcmp(mode, "--small") == 0;
   const bool timed_only = std::strcmp(mode, "--timed") == 0;
   const bool explore = std::strcmp(mode, "--explore") == 0;
+  if (argc > 3 && std::strcmp(argv[2], "--pass") == 0) {
+    if (std::strcmp(argv[3], "v4") == 0) g_pass = 4;
+    else if (std::strcmp(argv[3], "lanedot") == 0) g_pass = 5;
+    else {
+      std::fprintf(stderr, "scan_state_check: --pass v4|lanedot\n");
+      return 2;
+    }
+  }
   cudaDeviceProp prop{};
   int dev = 0, drv = 0, rt = 0;
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
@@ -478,6 +503,11 @@ int main(int argc, char** argv) {
       {1, 1, 1, 64, 32, true, true, 1, 2, -1, 0, 8, 3, 4},      {1, 33, 1, 64, 32, false, true, 1, 2, -1, 0, 8, 3, 2},
       {1, 4096, 2, 64, 32, false, true, 1, 2, -1, 0, 8, 3, 1},  {1, 4096, 2, 64, 32, true, true, 1, 2, -1, 0, 8, 3, 16},
       {2, 2000, 3, 64, 64, true, true, 1, 4, -1, 0, 8, 4, 6},   {1, 513, 2, 16, 64, false, true, 4, 1, -1, 0, 8, 3, 3},
+      // v5 (lanedot): 2 and 4 rows per thread at D = 32, 64, 128, C = 32 and 64, rings of 2-4, segments, short chunks
+      {1, 777, 2, 64, 32, true, true, 4, 2, -1, 0, 16, 3, 1, 0, 5},  {2, 1000, 2, 64, 64, false, true, 2, 2, -1, 0, 8, 4, 5, 0, 5},
+      {1, 300, 2, 128, 32, true, true, 2, 4, -1, 0, 8, 3, 4, 0, 5},  {1, 300, 2, 128, 64, false, false, 4, 4, -1, 0, 16, 2, 1, 0, 5},
+      {3, 95, 5, 32, 32, true, false, 2, 1, -1, 0, 8, 2, 2, 0, 5},   {1, 257, 2, 32, 64, false, true, 4, 1, -1, 0, 16, 4, 3, 0, 5},
+      {1, 1, 1, 64, 32, true, true, 2, 2, -1, 0, 8, 3, 1, 0, 5},     {1, 4096, 2, 64, 32, false, true, 4, 2, -1, 0, 16, 3, 16, 0, 5},
   };
   if (small) {
     cases = {{2, 100, 3, 16, 32, false, true, 0, 0, -1, 0},  {1, 200, 2, 64, 64, true, true, 1, 4, -1, 0},
@@ -515,7 +545,21 @@ int main(int argc, char** argv) {
         {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 1, 3}, {1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, 2, 8, 0},
     };
     if (timed_only) cases.clear();
-    cases.insert(cases.end(), timed.begin(), timed.end());
+    // launch_state's shapes on each pass (v4 first, then v5 lanedot), then the probes.
+    for (int pass : {4, 5})
+      for (std::size_t i = 0; i < 9; ++i) {
+        Case c = timed[i];
+        c.pass = pass;
+        cases.push_back(c);
+      }
+    cases.insert(cases.end(), timed.begin() + 9, timed.end());
+    // v5's other ring depths and tiles than launch_state's (2 x 2 / 8 below 64 heads,
+    // 4 x 2 / 16 from 64 on, ring 3), values not checked.
+    for (int ring : {2, 4}) cases.push_back({1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, ring, 1, 0, 5});
+    cases.push_back({1, 16384, 16, 64, 32, true, true, 4, 2, 0, 20, 16, 2, 1, 0, 5});
+    cases.push_back({1, 65536, 16, 64, 32, true, true, 2, 2, 0, 10, 8, 2, 1, 0, 5});
+    cases.push_back({8, 4096, 128, 64, 32, true, true, 4, 2, 0, 10, 16, 2, 1, 0, 5});
+    for (int ring : {2, 3}) cases.push_back({8, 4096, 128, 64, 32, true, true, 2, 2, 0, 10, 8, ring, 1, 0, 5});
   }
   int failed = 0;
   for (const Case& c : cases) {

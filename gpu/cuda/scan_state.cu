@@ -31,6 +31,12 @@
 //           shared memory for the row group's lanes (a warp barrier);
 //         - per step t in order: S_ij = fma(r_t,i, a^_t,j, S_ij) (core::state_entry).
 //       Two FMAs per entry and step, no per-step reduction or barrier.
+//     v5, state_pass_lanedot_kernel (launch_state's pass at D = 64 below 64 heads,
+//       scan_state.cuh state_config; built for D >= 32): the same
+//       loads, S_c and steps, but r_t computed whole by lane t of a warp from the
+//       warp's rows of S_c staged in shared memory (four FMA chains over the
+//       columns, no reduce-scatter), and the next chunk's loads from per-thread
+//       pointers carried from chunk to chunk (scan_state.cuh StateConfig::lanedot).
 //  3. state_readout_kernel, one block per (b, h, chunk), all chunks at once:
 //       from S_c and the chunk's r, a^, phi(q), den (shared memory), a thread
 //       holds 4 rows x min(D, 16) columns of S and repeats the pass's steps
@@ -272,6 +278,133 @@ __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
   }
 }
 
+// E consecutive floats to memory (16-byte aligned when E % 4 == 0, 8 when E == 2).
+template <int E>
+__device__ __forceinline__ void stv(float* dst, const float (&x)[E]) {
+  if constexpr (E % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q)
+      reinterpret_cast<float4*>(dst)[q] = make_float4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
+  } else if constexpr (E == 2) {
+    *reinterpret_cast<float2*>(dst) = make_float2(x[0], x[1]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) dst[e] = x[e];
+  }
+}
+
+// The thread's R x E tile of S (rows at stride D): from p.S entering chunk c_begin
+// (zeros at the start), to p.S at the end (scalar accesses: p.S need not be
+// 16-byte aligned), S_c to scratch (vector stores).
+template <int D, int R, int E>
+__device__ __forceinline__ void load_tile(float (&s)[R][E], const float* S, int c_begin) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int e = 0; e < E; ++e) s[rr][e] = c_begin == 0 ? 0.0f : S[rr * D + e];
+}
+template <int D, int R, int E>
+__device__ __forceinline__ void store_tile(float* S, const float (&s)[R][E]) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int e = 0; e < E; ++e) S[rr * D + e] = s[rr][e];
+}
+template <int D, int R, int E>
+__device__ __forceinline__ void store_tile_vec(float* S, const float (&s)[R][E]) {
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) stv<E>(S + rr * D, s[rr]);
+}
+
+// The pass's ring of `stages` chunk buffers in shared memory, stages - 1 chunks
+// loaded ahead: load(c, buf) issues chunk c's cp.async into buffer buf (nothing
+// past the segment) and commits one group per call, so that the ring's group
+// count stays uniform.
+struct ChunkRing {
+  int stages, buf, next;  // chunk c's buffer (advanced by advance), the buffer loaded next
+  template <class Load>
+  __device__ __forceinline__ ChunkRing(int stages_, int c_begin, Load& load) : stages(stages_), buf(stages_ - 1), next(stages_ - 1) {
+    for (int k = 0; k < stages - 1; ++k) load(c_begin + k, k);
+  }
+  // Chunk c staged for all threads and every thread done with chunk c-1 (the
+  // buffer reloaded next, and the block's other per-chunk shared memory); chunk
+  // c + stages - 1's loads issued. Returns chunk c's buffer.
+  template <class Load>
+  __device__ __forceinline__ int advance(int c, Load& load) {
+    buf = buf + 1 == stages ? 0 : buf + 1;
+    // Groups committed: stages - 1 + (c - c_begin); chunk c's is the (c - c_begin + 1)-th.
+    if (stages == 2) {
+      __pipeline_wait_prior(0);
+    } else if (stages == 3) {
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(2);
+    }
+    __syncthreads();
+    load(c + stages - 1, next);
+    next = next + 1 == stages ? 0 : next + 1;
+    return buf;
+  }
+};
+
+// The frame of both passes: the thread's R x E tile of S from p.S (S_out: its
+// first entry), chunks [c_begin, c_end) in order through the ring, S_c to scratch
+// (sc: the tile's first entry in chunk 0's S_c; chunks D^2 apart), then
+// body(s, buffer, t0, cc) for the chunk (its first step t0, its cc steps), and
+// the tile back to p.S.
+template <int D, int C, int R, int E, class Load, class Body>
+__device__ __forceinline__ void pass_frame(float* S_out, float* sc, const float* smem, std::size_t buf_floats, int c_begin,
+                                           int c_end, int stages, int T, Load& load, Body&& body) {
+  float s[R][E];
+  load_tile<D>(s, S_out, c_begin);
+  ChunkRing ring(stages, c_begin, load);
+  for (int c = c_begin; c < c_end; ++c) {
+    const float* buf = smem + ring.advance(c, load) * buf_floats;
+    store_tile_vec<D>(sc + static_cast<std::size_t>(c) * D * D, s);
+    const int t0 = c * C;
+    body(s, buf, t0, min(C, T - t0));
+  }
+  store_tile<D>(S_out, s);
+}
+
+// The pass's steps over one chunk, t in order: S_ij = fma(r_t,i, a^_t,j, S_ij)
+// (core::state_entry), a^ rows at stride D in As, r as [row][step] in Rs (rows
+// r0.. of the thread). A full chunk fully unrolled (its loads free to move ahead
+// of earlier steps' FMAs), r four steps per load; a short last chunk one step at
+// a time. The readout repeats exactly these FMAs in this order.
+template <int D, int C, int R, int E>
+__device__ __forceinline__ void chunk_steps(float (&s)[R][E], const float* As, const float* Rs, int r0, int j0, int cc) {
+  if (cc == C) {
+#pragma unroll
+    for (int t = 0; t < C; t += 4) {
+      float rv[R][4];
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) lds<4>(rv[rr], Rs + (r0 + rr) * C + t);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        float a[E];
+        lds<E>(a, As + (t + u) * D + j0);
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv[rr][u], a[e]);
+      }
+    }
+  } else {
+#pragma unroll 1
+    for (int t = 0; t < cc; ++t) {
+      float a[E];
+      lds<E>(a, As + t * D + j0);
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        const float rv = Rs[(r0 + rr) * C + t];
+#pragma unroll
+        for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv, a[e]);
+      }
+    }
+  }
+}
+
 // Reduce-scatter of the N live values v[0..N) over the lanes of a group of 2W
 // consecutive lanes (lane bit W and below: `sl`): at each level the lanes l and
 // l ^ W add their values pairwise, the lane without bit W keeping the lower
@@ -392,47 +525,10 @@ __global__ void __launch_bounds__(PassShape<D, C, R, E, G>::NT, 1)
     __pipeline_commit();
   };
 
-  float s[R][E];
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-    for (int e = 0; e < E; ++e) s[rr][e] = c_begin == 0 ? 0.0f : p.S[(static_cast<std::size_t>(bh) * D + i0 + rr) * D + j0 + e];
-
-  for (int k = 0; k < stages - 1; ++k) load_chunk(c_begin + k, k);
-  int buf = stages - 1, next = stages - 1;  // chunk c's buffer (advanced below), the buffer loaded next
-  for (int c = c_begin; c < c_end; ++c) {
-    buf = buf + 1 == stages ? 0 : buf + 1;
-    // Groups committed so far: stages - 1 + (c - c_begin); chunk c's is the (c - c_begin + 1)-th.
-    if (stages == 2) {
-      __pipeline_wait_prior(0);
-    } else if (stages == 3) {
-      __pipeline_wait_prior(1);
-    } else {
-      __pipeline_wait_prior(2);
-    }
-    __syncthreads();  // chunk c staged for all; every thread done with chunk c-1 (the buffer reloaded next, and Rs)
-    load_chunk(c + stages - 1, next);
-    next = next + 1 == stages ? 0 : next + 1;
-    const float* As = smem + buf * Sh::buf_floats;
+  // Per chunk (after S_c to scratch, for the readout):
+  auto chunk = [&](float (&s)[R][E], const float* As, int t0, int cc) {
     const float* Ks = As + C * D;
     const float* Vs = Ks + C * D;
-    const int t0 = c * C, cc = min(C, T - t0);
-
-    // S_c for the readout.
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      float* dst = sc_out + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + i0 + rr) * D + j0;
-      if constexpr (E % 4 == 0) {
-#pragma unroll
-        for (int q = 0; q < E / 4; ++q)
-          reinterpret_cast<float4*>(dst)[q] = make_float4(s[rr][4 * q], s[rr][4 * q + 1], s[rr][4 * q + 2], s[rr][4 * q + 3]);
-      } else if constexpr (E == 2) {
-        *reinterpret_cast<float2*>(dst) = make_float2(s[rr][0], s[rr][1]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < E; ++e) dst[e] = s[rr][e];
-      }
-    }
 
     // r of the chunk from S_c, U steps at a time: partial dot products over the
     // thread's columns (FMA chain, columns in order), summed over the row group's
@@ -467,47 +563,150 @@ __global__ void __launch_bounds__(PassShape<D, C, R, E, G>::NT, 1)
     }
     __syncwarp();
 
-    // The steps, t in order: S_ij = fma(r_t,i, a^_t,j, S_ij). A full chunk fully
-    // unrolled (its loads free to move ahead of earlier steps' FMAs), r four steps
-    // per load; a short last chunk one step at a time.
-    if constexpr ((PROBE & 2) != 0) {
-    } else if (cc == C) {
+    if constexpr ((PROBE & 2) == 0) chunk_steps<D, C>(s, As, Rs, r0, j0, cc);
+  };
+  pass_frame<D, C, R, E>(p.S + (static_cast<std::size_t>(bh) * D + i0) * D + j0,
+                         sc_out + (static_cast<std::size_t>(bh) * n_chunks * D + i0) * D + j0, smem, Sh::buf_floats, c_begin, c_end,
+                         stages, T, load_chunk, chunk);
+}
+
+// v5, the lane-dot pass: r's dot products computed whole in a lane (lane = step,
+// no reduce-scatter), the next chunk's loads from per-thread pointers carried
+// from chunk to chunk (a branch-free path for full chunks). 4 warps of R rows x
+// E = D/32 columns per thread, blocks of G = 4 R rows; a warp's rows of S_c go
+// through shared memory (each lane reads the same word: broadcasts).
+template <int D, int C, int R>
+struct LaneDotShape {
+  static constexpr int E = D / 32, G = 4 * R, NT = 128;
+  static constexpr int LK = D + 4;  // kt row stride: a quarter warp's 16-byte loads of 8 rows hit distinct banks
+  static constexpr std::size_t buf_floats =
+      static_cast<std::size_t>(C) * D + static_cast<std::size_t>(C) * LK + static_cast<std::size_t>(C) * G;
+  static constexpr std::size_t smem_bytes(int stages) {
+    return (stages * buf_floats + static_cast<std::size_t>(G) * C + static_cast<std::size_t>(G) * D) * sizeof(float);
+  }
+  static_assert(D % 32 == 0 && C % 32 == 0 && (R == 2 || R == 4), "a row over a warp's lanes; steps over lanes; r rows as one vector");
+};
+
+// Chunks [c_begin, c_end) of the sequential pass, as state_pass_kernel (same
+// inputs, outputs and S_ij FMAs in the same order); only r's sums differ in order:
+// r_t,i = vt_t,i - ((c0 + c1) + (c2 + c3)), c_k the FMA chain of S_c,ij kt_t,j over
+// j = 4 jb + k, jb in order.
+template <int D, int C, int R>
+__global__ void __launch_bounds__(128, 1)
+    state_pass_lanedot_kernel(StateParams p, int n_chunks, int c_begin, int c_end, int stages,
+                              const float* __restrict__ kt_in, float* __restrict__ vt_r, float* __restrict__ sc_out) {
+  using Sh = LaneDotShape<D, C, R>;
+  constexpr int E = Sh::E, G = Sh::G, NT = Sh::NT, LK = Sh::LK;
+  constexpr int NG = D / G;           // row blocks of a head
+  constexpr int Q = D / 4;            // 16-byte pieces of a row
+  constexpr int PIECES = C * Q / NT;  // a^ and kt pieces per thread and chunk
+  constexpr int QG = G / 4;           // 16-byte pieces of the block's vt row
+  constexpr int VP = (C * QG + NT - 1) / NT;  // vt pieces per thread (the last sweep partial when C QG < NT)
+  static_assert(C * Q % NT == 0 && NT % Q == 0 && NT % QG == 0 && (C * QG <= NT || C * QG % NT == 0), "whole rows per sweep");
+  extern __shared__ __align__(16) float smem[];
+  float* Rs = smem + stages * Sh::buf_floats;  // r of the block's rows, [G][C]
+  float* Ss = Rs + G * C;                      // S_c rows of the block, [G][D]
+
+  const int T = p.T, H = p.H;
+  const int bh = blockIdx.x / NG, grp = blockIdx.x % NG;
+  const int b = bh / H, h = bh % H;
+  const int tid = threadIdx.x, lane = tid % 32;
+  const int j0 = lane * E;
+  const int r0 = (tid / 32) * R;  // the warp's first row within the block
+  const int i0 = grp * G + r0;    // ... within S
+  const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
+
+  // The thread's pieces: steps tq + (NT/Q) i, 16 bytes at column 4 qq of a^ and kt;
+  // steps tv + (NT/QG) i, 16 bytes at block column 4 qv of vt.
+  const int tq = tid / Q, qq = tid % Q;
+  const int tv = tid / QG, qv = tid % QG;
+  const std::size_t a_step = static_cast<std::size_t>(H) * D;  // floats between consecutive steps of a head
+  const std::size_t a_piece = static_cast<std::size_t>(NT / Q) * a_step;
+  const int a_dst0 = tq * D + 4 * qq, k_dst0 = C * D + tq * LK + 4 * qq, v_dst0 = C * D + C * LK + tv * G + 4 * qv;
+  // Loads are issued for chunks c_begin, c_begin + 1, ... in order: the source
+  // pointers advance by a chunk per call.
+  const float* a_next = p.in.gate + row_index(b, tq, h, T, H) * D + 4 * qq + static_cast<std::size_t>(c_begin) * C * a_step;
+  const float* k_next = kt_in + (static_cast<std::size_t>(bh) * nc_steps + tq + static_cast<std::size_t>(c_begin) * C) * D + 4 * qq;
+  const float* v_next =
+      vt_r + (static_cast<std::size_t>(bh) * nc_steps + tv + static_cast<std::size_t>(c_begin) * C) * D + grp * G + 4 * qv;
+  auto load_chunk = [&](int c, int buf) {
+    if (c < c_end) {
+      float* base = smem + buf * Sh::buf_floats;
+      const int cc = min(C, T - c * C);
 #pragma unroll
-      for (int t = 0; t < C; t += 4) {
-        float rv[R][4];
-#pragma unroll
-        for (int rr = 0; rr < R; ++rr) lds<4>(rv[rr], Rs + (r0 + rr) * C + t);
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          float a[E];
-          lds<E>(a, As + (t + u) * D + j0);
-#pragma unroll
-          for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-            for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv[rr][u], a[e]);
+      for (int i = 0; i < PIECES; ++i) {
+        float* ad = base + a_dst0 + (NT / Q) * i * D;
+        float* kd = base + k_dst0 + (NT / Q) * i * LK;
+        if (cc == C || tq + (NT / Q) * i < cc) {  // rows past a short last chunk: zeros
+          __pipeline_memcpy_async(ad, a_next + i * a_piece, 16);
+          __pipeline_memcpy_async(kd, k_next + (NT / Q) * i * D, 16);
+        } else {
+          *reinterpret_cast<float4*>(ad) = make_float4(0.f, 0.f, 0.f, 0.f);
+          *reinterpret_cast<float4*>(kd) = make_float4(0.f, 0.f, 0.f, 0.f);
         }
       }
-    } else {
-#pragma unroll 1
-      for (int t = 0; t < cc; ++t) {
-        float a[E];
-        lds<E>(a, As + t * D + j0);
+#pragma unroll
+      for (int i = 0; i < VP; ++i) {
+        if (C * QG % NT != 0 && tid + i * NT >= C * QG) break;
+        float* vd = base + v_dst0 + (NT / QG) * i * G;
+        if (cc == C || tv + (NT / QG) * i < cc) {
+          __pipeline_memcpy_async(vd, v_next + (NT / QG) * i * D, 16);
+        } else {
+          *reinterpret_cast<float4*>(vd) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+      a_next += static_cast<std::size_t>(C) * a_step;
+      k_next += static_cast<std::size_t>(C) * D;
+      v_next += static_cast<std::size_t>(C) * D;
+    }
+    __pipeline_commit();
+  };
+
+  // Per chunk (after S_c to scratch, for the readout):
+  auto chunk = [&](float (&s)[R][E], const float* As, int t0, int cc) {
+    const float* Ks = As + C * D;
+    const float* Vs = Ks + C * LK;
+    // The warp's rows of S_c to shared memory (only this warp reads them: a warp barrier).
+    store_tile_vec<D>(Ss + r0 * D + j0, s);
+    __syncwarp();
+
+    // r_t,i = vt_t,i - S_c,i. kt_t for step t = lane + 32 m of the chunk.
+#pragma unroll
+    for (int m = 0; m < C / 32; ++m) {
+      const int t = lane + 32 * m;
+      float acc[R][4];
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc[rr][k] = 0.0f;
+#pragma unroll
+      for (int jb = 0; jb < D / 4; ++jb) {
+        const float4 kv = *reinterpret_cast<const float4*>(Ks + t * LK + 4 * jb);
 #pragma unroll
         for (int rr = 0; rr < R; ++rr) {
-          const float rv = Rs[(r0 + rr) * C + t];
-#pragma unroll
-          for (int e = 0; e < E; ++e) s[rr][e] = core::state_entry(s[rr][e], rv, a[e]);
+          const float4 sv = *reinterpret_cast<const float4*>(Ss + (r0 + rr) * D + 4 * jb);
+          acc[rr][0] = fmaf(sv.x, kv.x, acc[rr][0]);
+          acc[rr][1] = fmaf(sv.y, kv.y, acc[rr][1]);
+          acc[rr][2] = fmaf(sv.z, kv.z, acc[rr][2]);
+          acc[rr][3] = fmaf(sv.w, kv.w, acc[rr][3]);
         }
       }
+      float vt[R], r[R];
+      lds<R>(vt, Vs + t * G + r0);
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        r[rr] = vt[rr] - ((acc[rr][0] + acc[rr][1]) + (acc[rr][2] + acc[rr][3]));  // zero rows past cc: r = 0, never stored
+        Rs[(r0 + rr) * C + t] = r[rr];
+      }
+      if (t < cc) stv<R>(vt_r + (static_cast<std::size_t>(bh) * nc_steps + t0 + t) * D + grp * G + r0, r);
     }
-  }
+    __syncwarp();
 
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) {
-    float* S = p.S + (static_cast<std::size_t>(bh) * D + i0 + rr) * D + j0;
-#pragma unroll
-    for (int e = 0; e < E; ++e) S[e] = s[rr][e];
-  }
+    chunk_steps<D, C>(s, As, Rs, r0, j0, cc);
+  };
+  pass_frame<D, C, R, E>(p.S + (static_cast<std::size_t>(bh) * D + i0) * D + j0,
+                         sc_out + (static_cast<std::size_t>(bh) * n_chunks * D + i0) * D + j0, smem, Sh::buf_floats, c_begin, c_end,
+                         stages, T, load_chunk, chunk);
 }
 
 // ---------------------------------------------------------------- kernel 3
@@ -692,7 +891,23 @@ cudaEvent_t aux_event(Aux& x, std::size_t i) {
 // Segments of the pass (0 or 1: one launch, no overlap), at most one per chunk.
 int segments_for(const StateConfig& cfg, int n_chunks) { return std::max(1, std::min(cfg.segments, n_chunks)); }
 
-template <int D, int C, int R, int E, int G, bool BF16, int PROBE = 0>
+// The two passes as launch_typed's policy: kernel, threads, rows per block, shared memory.
+template <int D, int C, int R, int E, int G, int PROBE = 0>
+struct ReducePass {  // v4: r's partial dot products summed by a reduce-scatter over a row group's lanes
+  using Sh = PassShape<D, C, R, E, G>;
+  static constexpr int NT = Sh::NT, rows = G;
+  static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
+  static auto kernel() { return state_pass_kernel<D, C, R, E, G, PROBE>; }
+};
+template <int D, int C, int R>
+struct LaneDotPass {  // v5: r's dot products whole in a lane
+  using Sh = LaneDotShape<D, C, R>;
+  static constexpr int NT = Sh::NT, rows = Sh::G;
+  static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
+  static auto kernel() { return state_pass_lanedot_kernel<D, C, R>; }
+};
+
+template <int D, int C, bool BF16, class Pass>
 void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
   auto* base = static_cast<char*>(p.scratch);
@@ -701,7 +916,6 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   auto* sc = reinterpret_cast<float*>(base + l.sc);
   const int n_chunks = (p.T + C - 1) / C;
   const long long bh = static_cast<long long>(p.B) * p.H;
-  using PS = PassShape<D, C, R, E, G>;
   using RS = ReadShape<D, C>;
   constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
 
@@ -709,12 +923,11 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
   VLA_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   int stages = std::max(2, std::min(4, cfg.stages));
-  while (stages > 2 && PS::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
-  const std::size_t pass_smem = PS::smem_bytes(stages);
+  while (stages > 2 && Pass::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
+  const std::size_t pass_smem = Pass::smem_bytes(stages);
   VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(prep_smem)));
-  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_pass_kernel<D, C, R, E, G, PROBE>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(pass_smem)));
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(Pass::kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(pass_smem)));
   VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(RS::smem_bytes)));
   auto prep = [&](int c0, int c1, cudaStream_t st) {
@@ -722,8 +935,7 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   auto pass = [&](int c0, int c1, cudaStream_t st) {
-    state_pass_kernel<D, C, R, E, G, PROBE>
-        <<<static_cast<unsigned>(bh * (D / G)), PS::NT, pass_smem, st>>>(p, n_chunks, c0, c1, stages, kt, vt, sc);
+    Pass::kernel()<<<static_cast<unsigned>(bh * (D / Pass::rows)), Pass::NT, pass_smem, st>>>(p, n_chunks, c0, c1, stages, kt, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   auto readout = [&](int c0, int c1, cudaStream_t st) {
@@ -772,28 +984,38 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   if (parts & kReadout) readout(0, n_chunks, s);
 }
 
-// The pass's tiles built (rows x columns per thread, rows per block): 4 x E0 and
+// The passes built. v4 (rows x columns per thread, rows per block): 4 x E0 and
 // 1 x E0 with 8-row blocks for every D (E0 = max(D/32, 1): a row's lanes fill a
 // warp); for D = 64 also 2 x 2 and 1 x 4 (8 rows), 1 x 2 and 2 x 2 (4 rows).
+// v5 (lanedot): 2 or 4 rows x D/32 columns (8- or 16-row blocks) for D >= 32.
 template <int D, int C, bool BF16>
 void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   constexpr int E0 = D >= 32 ? D / 32 : 1;
   const int r = cfg.rows, e = cfg.elems, g = cfg.group;
-  if constexpr (D == 64 && C == 32) {  // the timing probes, for launch_state's tile at B H < 64
+  if (cfg.lanedot) {
+    if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for the v4 pass only");
+    if constexpr (D >= 32) {
+      if (r == 2) return launch_typed<D, C, BF16, LaneDotPass<D, C, 2>>(p, s, cfg, parts);
+      if (r == 4) return launch_typed<D, C, BF16, LaneDotPass<D, C, 4>>(p, s, cfg, parts);
+    }
+    throw std::invalid_argument("scan state: lane-dot pass with " + std::to_string(r) + " rows per thread not built for D=" +
+                                std::to_string(D) + " (2 or 4 rows, D >= 32)");
+  }
+  if constexpr (D == 64 && C == 32) {  // the timing probes, for launch_state's v4 tile at B H < 64
     if (cfg.probe != 0 && r == 2 && e == 2 && g == 8) {
-      if (cfg.probe == 1) return launch_typed<D, C, 2, 2, 8, BF16, 1>(p, s, cfg, parts);
-      if (cfg.probe == 2) return launch_typed<D, C, 2, 2, 8, BF16, 2>(p, s, cfg, parts);
-      if (cfg.probe == 3) return launch_typed<D, C, 2, 2, 8, BF16, 3>(p, s, cfg, parts);
+      if (cfg.probe == 1) return launch_typed<D, C, BF16, ReducePass<D, C, 2, 2, 8, 1>>(p, s, cfg, parts);
+      if (cfg.probe == 2) return launch_typed<D, C, BF16, ReducePass<D, C, 2, 2, 8, 2>>(p, s, cfg, parts);
+      if (cfg.probe == 3) return launch_typed<D, C, BF16, ReducePass<D, C, 2, 2, 8, 3>>(p, s, cfg, parts);
     }
   }
   if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for D=64 C=32 tile 2 x 2 x 8 only");
-  if (r == 4 && e == E0 && g == 8) return launch_typed<D, C, 4, E0, 8, BF16>(p, s, cfg, parts);
-  if (r == 1 && e == E0 && g == 8) return launch_typed<D, C, 1, E0, 8, BF16>(p, s, cfg, parts);
+  if (r == 4 && e == E0 && g == 8) return launch_typed<D, C, BF16, ReducePass<D, C, 4, E0, 8>>(p, s, cfg, parts);
+  if (r == 1 && e == E0 && g == 8) return launch_typed<D, C, BF16, ReducePass<D, C, 1, E0, 8>>(p, s, cfg, parts);
   if constexpr (D == 64) {
-    if (r == 2 && e == 2 && g == 8) return launch_typed<D, C, 2, 2, 8, BF16>(p, s, cfg, parts);
-    if (r == 1 && e == 4 && g == 8) return launch_typed<D, C, 1, 4, 8, BF16>(p, s, cfg, parts);
-    if (r == 1 && e == 2 && g == 4) return launch_typed<D, C, 1, 2, 4, BF16>(p, s, cfg, parts);
-    if (r == 2 && e == 2 && g == 4) return launch_typed<D, C, 2, 2, 4, BF16>(p, s, cfg, parts);
+    if (r == 2 && e == 2 && g == 8) return launch_typed<D, C, BF16, ReducePass<D, C, 2, 2, 8>>(p, s, cfg, parts);
+    if (r == 1 && e == 4 && g == 8) return launch_typed<D, C, BF16, ReducePass<D, C, 1, 4, 8>>(p, s, cfg, parts);
+    if (r == 1 && e == 2 && g == 4) return launch_typed<D, C, BF16, ReducePass<D, C, 1, 2, 4>>(p, s, cfg, parts);
+    if (r == 2 && e == 2 && g == 4) return launch_typed<D, C, BF16, ReducePass<D, C, 2, 2, 4>>(p, s, cfg, parts);
   }
   throw std::invalid_argument("scan state: " + std::to_string(r) + " rows of " + std::to_string(e) + " columns per thread in " +
                               std::to_string(g) + "-row blocks not built for D=" + std::to_string(D));
@@ -826,22 +1048,43 @@ std::size_t state_scratch_bytes(int B, int T, int H, int D, int C) {
   return scratch_layout(B, T, H, D, C).bytes;
 }
 
-StateConfig state_config(int B, int H, int D, int C) {
+StateConfig state_config_pass(int B, int H, int D, int C, bool lanedot) {
   (void)C;
-  // Measured on the H200 (reports/gpu/2026-12-03-h200-scan-state.md): at D = 64,
+  const bool few_heads = static_cast<long long>(B) * H < 64;
+  StateConfig cfg;
+  if (lanedot && D >= 32) {
+    // v5, measured on the H200 (reports/gpu/2026-12-04-h200-scan-state-lanedot.md):
+    // 2 rows per thread below 64 heads, 4 from 64 heads on (B H = 1024: 4 x 2 / 16
+    // 11.72 ms against 2 x 2 / 8 12.68); a ring of 3 (B H = 16: pass 0.554 ms against
+    // 0.572 with 2; 4 gains 0.005 more).
+    cfg.lanedot = true;
+    cfg.rows = few_heads ? 2 : 4;
+    cfg.elems = D / 32;
+    cfg.group = 4 * cfg.rows;
+    cfg.stages = 3;
+    cfg.segments = 1;
+    return cfg;
+  }
+  // v4, measured on the H200 (reports/gpu/2026-12-03-h200-scan-state.md): at D = 64,
   // 2 x 2 when the pass has few blocks (B H = 16: 4 warps per SM, latency-bound;
   // 1 x 2 with 8 warps and 4-row blocks are slower), 4 x 2 when it has many
   // (B H = 1024: the fewest shared-memory loads per FMA); a ring of 2 chunk buffers
   // (3 and 4 gain nothing); one segment (the overlapped schedule is slower). The
   // other D: 4 x max(D/32, 1), v3's tile.
-  StateConfig cfg;
-  cfg.rows = 4;
+  cfg.rows = D == 64 && few_heads ? 2 : 4;
   cfg.elems = D >= 32 ? D / 32 : 1;
-  if (D == 64 && static_cast<long long>(B) * H < 64) cfg.rows = 2;
   cfg.group = 8;
   cfg.stages = 2;
   cfg.segments = 1;
   return cfg;
+}
+
+StateConfig state_config(int B, int H, int D, int C) {
+  // v5 where it was measured faster than v4 in the same process (the H200 report
+  // above): D = 64 below 64 heads (stage -5% at T = 16,384 and 65,536). From 64
+  // heads on v5 was slower (B H = 1024: 11.48 ms at best against v4's 10.30), and
+  // D = 32 and 128 were not timed: v4 there.
+  return state_config_pass(B, H, D, C, D == 64 && static_cast<long long>(B) * H < 64);
 }
 
 int state_segments(int T, int C, StateConfig cfg) { return segments_for(cfg, (T + C - 1) / C); }

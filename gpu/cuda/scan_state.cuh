@@ -28,8 +28,17 @@ struct StateConfig {
   int stages = 2;
   int segments = 1;
   int probe = 0;  // timing only (wrong values): 1, 2, 3 leave r's dot products, the steps, both out of the pass
+  // The v5 pass (scan_state.cu state_pass_lanedot_kernel, D >= 32): r's dot products
+  // whole in a lane, `rows` 2 or 4 rows x D/32 columns per thread in blocks of
+  // 4 `rows` rows (`elems` and `group` unused); false: the v4 pass of the tile above.
+  // The S_ij FMAs are the same in the same order; r's sums differ in order from
+  // v4's, so outputs agree to rounding, not bit for bit.
+  bool lanedot = false;
 };
-// What launch_state uses for this shape.
+// The block shape for this shape with the v5 pass (lanedot; where built, D >= 32)
+// or with the v4 pass, as launch_state would choose it for that pass.
+StateConfig state_config_pass(int B, int H, int D, int C, bool lanedot);
+// What launch_state uses for this shape: v5 at D = 64 below 64 heads, v4 elsewhere.
 StateConfig state_config(int B, int H, int D, int C);
 // The number of pass segments launch_state_config uses for T steps in chunks of C.
 int state_segments(int T, int C, StateConfig cfg);
