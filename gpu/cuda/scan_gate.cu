@@ -36,7 +36,7 @@ __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255
 
 // Byte offsets of the gate's scratch buffers.
 struct ScratchLayout {
-  std::size_t m = 0, nsum = 0, phik = 0, u = 0, total = 0;
+  std::size_t m = 0, nsum = 0, u = 0, total = 0;
 };
 __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
   const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(T, C)),
@@ -44,8 +44,7 @@ __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int
   ScratchLayout l;
   l.m = 0;
   l.nsum = l.m + align256(bh * (NS + 1) * std::size_t(packed_size(D)) * sizeof(double));
-  l.phik = l.nsum + align256(bh * N * D * sizeof(float));
-  l.u = l.phik + align256(steps * sizeof(float));
+  l.u = l.nsum + align256(bh * N * D * sizeof(float));
   l.total = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
   return l;
 }
@@ -53,15 +52,13 @@ __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int
 struct Scratch {
   double* M;    // [B H][NS + 1][D (D + 1) / 2]: segment s - 1's Gram matrix in slot s, then (in place) M at segment s's start
   float* nsum;  // [B H][N][D]: sigma_c, then (in place) n_c
-  float* phik;  // [B, T, H, D]
   float* u;     // [B, T, H, D] where u is not k^, else null
 };
 __device__ inline Scratch scratch_of(const GateParams& g) {
   const bool u_sep = g.u || g.u_unit_scaled;
   const ScratchLayout l = scratch_layout(g.B, g.T, g.H, g.D, g.C, u_sep);
   auto* base = static_cast<unsigned char*>(g.scratch);
-  return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), reinterpret_cast<float*>(base + l.phik),
-          u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr};
+  return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr};
 }
 
 // Column norm of a vector spread over a group of TPG consecutive lanes (partial
@@ -91,49 +88,110 @@ __device__ __forceinline__ F col_norm(const F (&x)[PER]) {
 
 // ---------------------------------------------------------------------------
 // scan_prep: features, normaliser chunk sums, the segments' Gram matrices. Block
-// (segment, head bh), the segment's chunks in order; NT / C lanes per step, lane
-// s holding the step's entries d = s + TPS m.
+// (segment, head bh), the segment's chunks in order; while one chunk is worked
+// on, the next one's raw rows of q, k (and u) travel to shared memory by
+// cp.async (two stages), so no global load latency sits on the block's chain.
+// Features: NT / C lanes per step, lane s holding the step's entries d = s + TPS m
+// (this assignment fixes the order of the norm's sums). The Gram matrix U^T U of
+// the segment on the FP64 tensor cores: each 8 x 8 tile of its lower triangle
+// one DMMA chain over k-blocks of four steps, ascending through the segment,
+// i.e. every entry's sequential fma chain over the steps in order (dmma_tile.cuh;
+// rows past the stream's end are zeros, and fma(0, 0, acc) = acc: the accumulator
+// starts at +0 and never becomes -0).
+// Inputs (q, k, u) must be 16-byte aligned (cudaMalloc's are), as for the chunked kernel.
 template <class Prec, int D, int C>
-__global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
+struct PrepPlan {
   using In = typename Prec::In;
-  constexpr int TPS = NT / C, PER = D / TPS, P = packed_size(D), TD = D / 4, SEG = ref::scan_segment_chunks(C);
-  static_assert(NT % C == 0 && D % TPS == 0, "prep tiles");
-  static_assert(TD * TD <= NT, "one 4 x 4 Gram tile per thread");
-  __shared__ float sphik[C][D];
-  __shared__ __align__(16) double su[C][D];  // u in double (exact), converted once per step and entry
+  static constexpr int TPS = NT / C, PER = D / TPS;
+  static constexpr int PIECES = D * int(sizeof(In)) / 16;  // 16-byte pieces per raw row
+  // Raw rows padded so that the TPS lanes of the 32 / TPS steps of a warp's load hit distinct banks
+  // (row stride = 4 or 8 banks mod 32, a multiple of 16 bytes for cp.async).
+  static constexpr int PAD = TPS * int(sizeof(In)) > 16 ? TPS * int(sizeof(In)) : 16;
+  static constexpr int ROWB = D * int(sizeof(In)) + PAD, TILE = C * ROWB;  // bytes: one raw row, one chunk's rows of q, k or u
+  // u (for the Gram) and phi(k) (for sigma) as floats, stride = 8 or 24 (mod 32): the four steps of a
+  // DMMA fragment, and the four steps of a feature store, hit distinct banks.
+  static constexpr int LDU = D + 8;
+  static constexpr int TD = D / 8, TILES = TD * (TD + 1) / 2, TPW = (TILES + NW - 1) / NW;  // Gram tiles, per warp
+  static int bytes(bool u_loaded) { return 2 * (u_loaded ? 3 : 2) * TILE + 2 * C * LDU * int(sizeof(float)); }
+  static_assert(NT % C == 0 && D % TPS == 0 && D * int(sizeof(In)) % 16 == 0 && C % 4 == 0, "prep tiles");
+};
+
+// Four blocks per SM at C = 32 (at most 64 registers: 512 blocks at B H = 16, T = 16,384 are then one
+// wave on 132 SMs); two at C = 64, whose 16 entries per lane and twice the tiles need more registers.
+template <class Prec, int D, int C>
+__global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g) {
+  using Pl = PrepPlan<Prec, D, C>;
+  using In = typename Pl::In;
+  constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, TPW = Pl::TPW, P = packed_size(D),
+                SEG = ref::scan_segment_chunks(C);
+  extern __shared__ __align__(16) unsigned char prep_smem[];
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
-  const int tl = threadIdx.x / TPS, s = threadIdx.x % TPS;
-  const In* q = static_cast<const In*>(g.q);
-  const In* k = static_cast<const In*>(g.k);
-  const In* u = static_cast<const In*>(g.u);
-  // Thread x holds the 4 x 4 tile (ti, tj) of the segment's Gram matrix (lower triangle: tj <= ti),
-  // every entry summed over the segment's steps in order.
-  const int ti = threadIdx.x / TD, tj = threadIdx.x % TD;
-  const bool tile = threadIdx.x < TD * TD && tj <= ti;
-  double acc[4][4] = {};
-  const int c_end = min(N, (seg + 1) * SEG);
-  for (int c = seg * SEG; c < c_end; ++c) {
+  const int tid = threadIdx.x, tl = tid / TPS, s = tid % TPS, warp = tid / 32, lane = tid % 32;
+  const int nraw = g.u ? 3 : 2;  // raw tiles per stage: q, k (and u where given)
+  float* su = reinterpret_cast<float*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDU] u of the chunk, 0 past len
+  float* sphik = su + C * LDU;                                            // [C][LDU] phi(k) of the chunk
+  const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
+  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };  // element offset of step t
+
+  // Issue chunk c's rows of q, k (u) into stage c & 1 (rows past the stream's end are not fetched nor read).
+  auto fetch = [&](int c) {
     const int t0 = c * C, len = min(C, g.T - t0);
+    unsigned char* stage = prep_smem + (c & 1) * nraw * Pl::TILE;
+#pragma unroll
+    for (int w = 0; w < 3; ++w) {  // unrolled: the source pointer stays in a register
+      if (w >= nraw) break;
+      const auto* src = static_cast<const unsigned char*>(w == 0 ? g.q : w == 1 ? g.k : g.u);
+      for (int e = tid; e < len * Pl::PIECES; e += NT) {
+        const int t = e / Pl::PIECES, x = e % Pl::PIECES;
+        const unsigned char* gp = src + row_of(t0 + t) * sizeof(In) + 16 * x;
+        const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(stage + w * Pl::TILE + t * Pl::ROWB + 16 * x));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gp) : "memory");
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+
+  // Warp w's Gram tiles: the lower-triangle tiles (mt, nt), nt <= mt, of linear index w + NW j, as
+  // 8 mt + 256 (8 nt) (one register each); -1 past the last tile.
+  int tile[TPW];
+#pragma unroll
+  for (int j = 0; j < TPW; ++j) {
+    int i = warp + NW * j, mt = 0;
+    while (i > mt) i -= ++mt;  // row mt holds the tiles i = mt (mt + 1) / 2 ... + mt
+    tile[j] = warp + NW * j < Pl::TILES ? 8 * mt + 256 * 8 * i : -1;
+  }
+  double acc[TPW][2] = {};
+
+  if (c_begin < c_end) fetch(c_begin);
+#pragma unroll 1
+  for (int c = c_begin; c < c_end; ++c) {
+    const int t0 = c * C, len = min(C, g.T - t0);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();  // chunk c's raw rows landed for all; chunk c - 1's readers of su, sphik and of stage (c + 1) & 1 are done
+    if (c + 1 < c_end) fetch(c + 1);
+    const unsigned char* stage = prep_smem + (c & 1) * nraw * Pl::TILE;
+    const In* rq = reinterpret_cast<const In*>(stage + tl * Pl::ROWB);
+    const In* rk = reinterpret_cast<const In*>(stage + Pl::TILE + tl * Pl::ROWB);
+    const In* ru = reinterpret_cast<const In*>(stage + 2 * Pl::TILE + tl * Pl::ROWB);
     const bool in = tl < len;
-    const std::size_t o = ((std::size_t(b) * g.T + t0 + (in ? tl : 0)) * g.H + h) * D;
-    float pk[PER], kh[PER], uu[PER];
+    const std::size_t o = row_of(t0 + (in ? tl : 0));
+    float pk[PER], uu[PER];
 #pragma unroll
     for (int m = 0; m < PER; ++m) {
       const int d = s + TPS * m;
-      pk[m] = in ? core::phi(Prec::load(k[o + d]), g.elu1) : 0.0f;
-      if (in) {
-        g.out.phiq[o + d] = core::phi(Prec::load(q[o + d]), g.elu1);
-        sc.phik[o + d] = pk[m];
-      }
+      pk[m] = in ? core::phi(Prec::load(rk[d]), g.elu1) : 0.0f;
+      if (in) g.out.phiq[o + d] = core::phi(Prec::load(rq[d]), g.elu1);
+      sphik[tl * LDU + d] = pk[m];
     }
     // k^ = phi(k) / ||phi(k)|| (as is under --normalize none|gate).
     const float nk = g.normalize_key ? col_norm<TPS>(pk) : 1.0f;
 #pragma unroll
     for (int m = 0; m < PER; ++m) {
-      kh[m] = in ? (g.normalize_key ? pk[m] / nk : pk[m]) : 0.0f;
-      if (in) g.out.khat[o + s + TPS * m] = kh[m];
-      uu[m] = u ? (in ? Prec::load(u[o + s + TPS * m]) : 0.0f) : kh[m];
+      const int d = s + TPS * m;
+      const float kh = in ? (g.normalize_key ? pk[m] / nk : pk[m]) : 0.0f;
+      if (in) g.out.khat[o + d] = kh;
+      uu[m] = g.u ? (in ? Prec::load(ru[d]) : 0.0f) : kh;
     }
     if (g.u_unit_scaled) {
       const float nu = col_norm<TPS>(uu), sqrt_d = core::vsqrt(float(D));
@@ -144,40 +202,39 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
     for (int m = 0; m < PER; ++m) {
       const int d = s + TPS * m;
       if (in && sc.u) sc.u[o + d] = uu[m];
-      sphik[tl][d] = pk[m];
-      su[tl][d] = double(uu[m]);
+      su[tl * LDU + d] = uu[m];
     }
-    __syncthreads();
-    // sigma_c = sum of the chunk's phi(k), steps in order.
-    if (threadIdx.x < D) {
+    __syncthreads();  // su, sphik complete
+    // sigma_c = sum of the chunk's phi(k), steps in order (the last warps: they hold the fewest Gram tiles).
+    if (tid >= NT - D) {
+      const int d = tid - (NT - D);
       float sum = 0.0f;
-      for (int t = 0; t < len; ++t) sum = sum + sphik[t][threadIdx.x];
-      sc.nsum[(std::size_t(bh) * N + c) * D + threadIdx.x] = sum;
+#pragma unroll 8
+      for (int t = 0; t < len; ++t) sum = sum + sphik[t * LDU + d];
+      sc.nsum[(std::size_t(bh) * N + c) * D + d] = sum;
     }
-    if (tile)
-      for (int t = 0; t < len; ++t) {
-        const double2 r0 = *reinterpret_cast<const double2*>(&su[t][4 * ti]), r1 = *reinterpret_cast<const double2*>(&su[t][4 * ti + 2]);
-        const double2 c0 = *reinterpret_cast<const double2*>(&su[t][4 * tj]), c1 = *reinterpret_cast<const double2*>(&su[t][4 * tj + 2]);
-        const double rv[4] = {r0.x, r0.y, r1.x, r1.y}, cv[4] = {c0.x, c0.y, c1.x, c1.y};
+    // The Gram tiles, k-blocks of four steps ascending (a partial last k-block: zero rows).
+    const int g8 = lane / 4, q4 = lane % 4;
+#pragma unroll 2
+    for (int kb = 0; kb < (len + 3) / 4; ++kb) {
+      const float* rowp = su + (4 * kb + q4) * LDU + g8;
 #pragma unroll
-        for (int a = 0; a < 4; ++a)
-#pragma unroll
-          for (int b2 = 0; b2 < 4; ++b2) acc[a][b2] = core::vfma(rv[a], cv[b2], acc[a][b2]);
-      }
-    __syncthreads();  // the next chunk overwrites sphik, su
+      for (int j = 0; j < TPW; ++j)
+        if (tile[j] >= 0) dmma_884(acc[j], double(rowp[tile[j] & 255]), double(rowp[tile[j] >> 8]));
+    }
   }
-  // The segment's Gram matrix (packed) into slot seg + 1; segment 0 also slot 0 = lambda0 I.
+  // The segment's Gram matrix (packed) into slot seg + 1; segment 0 also slot 0 = lambda0 I. Lane
+  // (g8, q4) of tile (mt, nt) holds entries (8 mt + g8, 8 nt + 2 q4 + e).
   double* slots = sc.M + std::size_t(bh) * (NS + 1) * P;
-  if (tile)
 #pragma unroll
-    for (int a = 0; a < 4; ++a)
+  for (int j = 0; j < TPW; ++j)
 #pragma unroll
-      for (int b2 = 0; b2 < 4; ++b2) {
-        const int r = 4 * ti + a, cc = 4 * tj + b2;
-        if (cc <= r) slots[std::size_t(seg + 1) * P + packed_index(r, cc)] = acc[a][b2];
-      }
+    for (int e = 0; e < 2; ++e) {
+      const int r = (tile[j] & 255) + lane / 4, cc = (tile[j] >> 8) + 2 * (lane % 4) + e;
+      if (tile[j] >= 0 && cc <= r) slots[std::size_t(seg + 1) * P + packed_index(r, cc)] = acc[j][e];
+    }
   if (seg == 0)
-    for (int e = threadIdx.x; e < D * D; e += NT) {
+    for (int e = tid; e < D * D; e += NT) {
       const int r = e / D, cc = e % D;
       if (cc <= r) slots[packed_index(r, cc)] = r == cc ? g.lambda0 : 0.0;
     }
@@ -185,41 +242,49 @@ __global__ void __launch_bounds__(NT) prep_kernel(GateParams g) {
 
 // ---------------------------------------------------------------------------
 // scan_prefix: the first m_blocks blocks scan M over the segments (one thread per
-// (head, packed entry), slots in order, sixteen loads in flight), the rest n over
-// the chunks (one thread per (head, d)).
+// (head, packed entry)), the rest n over the chunks (one thread per (head, d));
+// each thread's sums in order. The loads of the next 16 (32) slots are issued
+// before the stores of the current ones, so their latency is paid once per batch,
+// not once per slot (the n scan walks 512 chunks at T = 16,384, C = 32).
+template <int BATCH, class V>
+__device__ __forceinline__ void scan_in_place(V* base, std::size_t stride, int n, bool exclusive) {
+  V acc = V(0);
+  V cur[BATCH], nxt[BATCH];
+  auto load = [&](V(&v)[BATCH], int c0) {
+#pragma unroll
+    for (int x = 0; x < BATCH; ++x) v[x] = c0 + x < n ? base[std::size_t(c0 + x) * stride] : V(0);
+  };
+  load(cur, 0);
+  for (int c0 = 0; c0 < n; c0 += BATCH) {
+    const bool more = c0 + BATCH < n;
+    if (more) load(nxt, c0 + BATCH);  // distinct slots from the stores below
+#pragma unroll
+    for (int x = 0; x < BATCH; ++x)
+      if (c0 + x < n) {
+        const V v = cur[x];
+        if (exclusive) base[std::size_t(c0 + x) * stride] = acc;
+        acc = (c0 + x == 0 && !exclusive) ? v : acc + v;  // inclusive: slot 0 as is (0 + v would turn -0 into +0)
+        if (!exclusive) base[std::size_t(c0 + x) * stride] = acc;
+      }
+    if (more)
+#pragma unroll
+      for (int x = 0; x < BATCH; ++x) cur[x] = nxt[x];
+  }
+}
+
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
   const int N = n_chunks(g.T, g.C), NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
   if (int(blockIdx.x) < m_blocks) {
+    // Slot s = slot 0 + ... + slot s (slot 0 = lambda0 I), in order.
     const int idx = blockIdx.x * NT + threadIdx.x;
     if (idx >= BH * P) return;
-    double* base = sc.M + std::size_t(idx / P) * (NS + 1) * P + idx % P;
-    double acc = base[0];
-    int c = 1;
-    for (; c + 16 <= NS + 1; c += 16) {
-      double v[16];
-#pragma unroll
-      for (int x = 0; x < 16; ++x) v[x] = base[std::size_t(c + x) * P];
-#pragma unroll
-      for (int x = 0; x < 16; ++x) {
-        acc = acc + v[x];
-        base[std::size_t(c + x) * P] = acc;
-      }
-    }
-    for (; c <= NS; ++c) {
-      acc = acc + base[std::size_t(c) * P];
-      base[std::size_t(c) * P] = acc;
-    }
+    scan_in_place<16>(sc.M + std::size_t(idx / P) * (NS + 1) * P + idx % P, P, NS + 1, false);
   } else {
+    // n_c = sum_{j<c} sigma_j in place of sigma_c, in order.
     const int idx = (blockIdx.x - m_blocks) * NT + threadIdx.x;
     if (idx >= BH * D) return;
-    float* base = sc.nsum + std::size_t(idx / D) * N * D + idx % D;
-    float n = 0.0f;
-    for (int c = 0; c < N; ++c) {
-      const float sigma = base[std::size_t(c) * D];
-      base[std::size_t(c) * D] = n;  // n_c = sum_{j<c} sigma_j
-      n = n + sigma;
-    }
+    scan_in_place<32>(sc.nsum + std::size_t(idx / D) * N * D + idx % D, D, N, true);
   }
 }
 
@@ -343,35 +408,39 @@ __device__ void solve_rows_lt(double* X, int ldx, const double* LG, int ldg) {
 // scan_den: the ratio denominators, block (chunk c, head bh), all chunks at once
 // (they need n_c only, not the gates): n_t = n_c + phi(k) of the chunk's steps
 // so far (float, in order), then readout_den(n_t . phi(q_t)), NT / C lanes per step.
-template <int D, int C>
+// phi(k) is recomputed from k (the formula scan_prep applies, the same bits): half
+// the bytes of a stored copy at bf16, and nothing for scan_prep to write.
+template <class Prec, int D, int C>
 __global__ void __launch_bounds__(NT) den_kernel(GateParams g) {
   constexpr int TPS = NT / C, PER = D / TPS;
   __shared__ float nt[C][D];
   const Scratch sc = scratch_of(g);
   const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), tid = threadIdx.x;
   const int t0 = c * C, len = min(C, g.T - t0);
+  const auto* k = static_cast<const typename Prec::In*>(g.k);
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
+  // This thread's phi(q) entries, loaded first: their latency overlaps the k tile's.
+  const int t = tid / TPS, s = tid % TPS;
+  float pq[PER];
+#pragma unroll
+  for (int m = 0; m < PER; ++m) pq[m] = t < len ? g.out.phiq[row_of(t) + s + TPS * m] : 0.0f;
   for (int e = tid; e < C * D; e += NT) {
-    const int t = e / D, d = e % D;
-    nt[t][d] = t < len ? sc.phik[row_of(t) + d] : 0.0f;
+    const int tt = e / D, d = e % D;
+    nt[tt][d] = tt < len ? core::phi(Prec::load(k[row_of(tt) + d]), g.elu1) : 0.0f;
   }
   __syncthreads();
   if (tid < D) {
     float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
-    for (int t = 0; t < len; ++t) {
-      n = n + nt[t][tid];
-      nt[t][tid] = n;
+    for (int tt = 0; tt < len; ++tt) {
+      n = n + nt[tt][tid];
+      nt[tt][tid] = n;
     }
   }
   __syncthreads();
-  const int t = tid / TPS, s = tid % TPS;
-  const float* phiq = g.out.phiq + row_of(t < len ? t : 0);
   float acc = 0.0f;
 #pragma unroll
-  for (int m = 0; m < PER; ++m) {
-    const int d = s + TPS * m;
-    if (t < len) acc = core::vfma(nt[t][d], phiq[d], acc);
-  }
+  for (int m = 0; m < PER; ++m)
+    if (t < len) acc = core::vfma(nt[t][s + TPS * m], pq[m], acc);
 #pragma unroll
   for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
   if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
@@ -567,7 +636,10 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   const int BH = g.B * g.H, P = packed_size(D);
   const dim3 grid(n_segments(g.T, g.C), BH);  // scan_prep and scan_gate: a block per (segment, head)
   if (g.kernels & 1u) {
-    prep_kernel<Prec, D, C><<<grid, NT, 0, s>>>(g);
+    const auto prep = prep_kernel<Prec, D, C>;
+    const int bytes = PrepPlan<Prec, D, C>::bytes(g.u != nullptr);
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(prep, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    prep<<<grid, NT, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
   if (g.kernels & 2u) {
@@ -575,9 +647,15 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
-  if ((g.kernels & 16u) && g.ratio) {
-    den_kernel<D, C><<<dim3(n_chunks(g.T, g.C), BH), NT, 0, s>>>(g);
-    VLA_CUDA_CHECK(cudaGetLastError());
+  // scan_den and scan_final_A need scan_prefix's results only, scan_gate needs neither: with a side
+  // stream they run there beside scan_gate, forked after scan_prefix and joined before this returns
+  // (the launch stays one stream-ordered unit on s, no host synchronisation); scan_gate is launched
+  // first, so that its blocks are dispatched first and the side kernels take what it leaves.
+  const bool den = (g.kernels & 16u) && g.ratio, final_a = g.kernels & 8u, fork = g.side && (den || final_a);
+  const cudaStream_t s2 = fork ? g.side : s;
+  if (fork) {
+    VLA_CUDA_CHECK(cudaEventRecord(g.fork, s));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(g.side, g.fork, 0));
   }
   auto gate = [&](auto k, int bytes) {
     VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
@@ -588,11 +666,19 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     if (g.u || g.u_unit_scaled) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
     else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
   }
-  if (g.kernels & 8u) {
+  if (den) {
+    den_kernel<Prec, D, C><<<dim3(n_chunks(g.T, g.C), BH), NT, 0, s2>>>(g);
+    VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if (final_a) {
     const auto fa = final_a_kernel<D>;
     VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, final_a_bytes<D>()));
-    fa<<<BH, NT, final_a_bytes<D>(), s>>>(g);
+    fa<<<BH, NT, final_a_bytes<D>(), s2>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
+  }
+  if (fork) {
+    VLA_CUDA_CHECK(cudaEventRecord(g.join, g.side));
+    VLA_CUDA_CHECK(cudaStreamWaitEvent(s, g.join, 0));
   }
 }
 

@@ -3,13 +3,17 @@
 // and the device workspace of a whole scan launch (stage 1 + stage 2,
 // scan_stages.cuh), which the launcher (scan_run.cu) and the benchmark share.
 //
-// Kernels, in order (all launched on one stream; no host synchronisation). The
-// chunks are grouped into segments of ref::scan_segment_chunks(C) chunks (512
-// steps; docs/CHUNKED.md 8.10), one factorisation of M each:
-//   scan_prep   grid (segment, head): the features of every step in float (phi(k),
-//               k^, u, phi(q)), written out; each chunk's normaliser sum sigma_c
-//               (float, steps in order); the segment's Gram matrix sum U U^T in
-//               double (lower triangle, packed) into slot s + 1 of the M buffer;
+// Kernels, in order (one stream-ordered unit on the launch's stream; no host
+// synchronisation; scan_den and scan_final_A on a side stream beside scan_gate
+// where GateParams names one). The chunks are grouped into segments of
+// ref::scan_segment_chunks(C) chunks (512 steps; docs/CHUNKED.md 8.10), one
+// factorisation of M each:
+//   scan_prep   grid (segment, head), the segment's chunks in order, the next
+//               chunk's inputs fetched by cp.async meanwhile: the features of every
+//               step in float (k^, u, phi(q)), written out; each chunk's normaliser
+//               sum sigma_c (float, steps in order); the segment's Gram matrix sum
+//               U U^T in double (FP64 tensor cores, each entry's sum over the steps
+//               in order) into slot s + 1 of the M buffer (lower triangle, packed);
 //               segment 0 writes slot 0 = lambda0 I.
 //   scan_prefix grid over (head, packed entry): slot s += slot s - 1, segments in
 //               order (slot s is then M at segment s's first chunk, slot NS is
@@ -25,7 +29,8 @@
 //               carry A_{c+1} = A_c - (Z D^{-1}) Z^T.
 //   scan_den    grid (chunk, head), under the ratio readout: the denominators
 //               readout_den(n_t . phi(q_t)) of every step (n_t = n_c + the
-//               chunk's phi(k) so far, float, in order); needs n_c only.
+//               chunk's phi(k) so far, float, in order; phi(k) recomputed from k);
+//               needs n_c only.
 //   scan_final_A grid (head): A = M_N^{-1} from the L D L^T of M_N, rounded to float.
 #pragma once
 
@@ -50,6 +55,11 @@ struct GateParams {
   float* A = nullptr;                                 // [B, H, D, D] final A = M_N^{-1}
   GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
+  // Where scan_den and scan_final_A run beside scan_gate: a non-blocking stream and two events
+  // (fork after scan_prefix, join before the launch's end), e.g. the Workspace's; null: after
+  // scan_prefix on the launch's stream.
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
   // Probes of the benchmark's breakdown (the launchers leave them): the kernels
   // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A,
   // 4 scan_den) and the phase after which scan_gate goes on to a segment's next
@@ -62,16 +72,19 @@ struct GateParams {
 };
 
 // The gate's scratch: the M buffer (B H (NS + 1) D (D + 1) / 2 doubles, NS segments), the
-// normaliser sums (B H N D floats), phi(k) and, where u is not k^ (u given or
-// unit-scaled), u ([B, T, H, D] floats each).
+// normaliser sums (B H N D floats) and, where u is not k^ (u given or unit-scaled),
+// u ([B, T, H, D] floats).
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);
 // D in {16, 32, 64}, C in {32, 64}.
 bool gate_supported(int D, int C);
-// Launches stage 1 on `s` (five kernels); checks every launch.
+// Launches stage 1 on `s` (five kernels; g.side: see GateParams); checks every launch
+// and CUDA call. q, k and u must be 16-byte aligned (scan_prep copies their rows by
+// cp.async; cudaMalloc's pointers are).
 void launch_gate(const GateParams& g, cudaStream_t s);
 
 // The device buffers between and inside the stages for one shape, allocated
-// once (the benchmark reuses one across repeats).
+// once (the benchmark reuses one across repeats), and the gate's side stream
+// with its fork and join events (created once).
 class Workspace {
  public:
   Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ratio);
@@ -81,6 +94,8 @@ class Workspace {
   GateOut out;
   void* gate_scratch = nullptr;
   void* state_scratch = nullptr;
+  cudaStream_t side = nullptr;  // non-blocking: no implicit order with the legacy default stream
+  cudaEvent_t fork = nullptr, join = nullptr;
 };
 
 // The stages' parameters for the I/O of a fused-style parameter block (device

@@ -35,12 +35,18 @@ Workspace::Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ra
   out.den = ratio ? static_cast<float*>(poisoned(std::size_t(B) * T * H * sizeof(float))) : nullptr;
   gate_scratch = poisoned(gate_scratch_bytes(B, T, H, D, C, u_separate));
   state_scratch = poisoned(state_scratch_bytes(B, T, H, D, C));
+  VLA_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  VLA_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
 }
 
 Workspace::~Workspace() {
   for (void* p : {static_cast<void*>(out.khat), static_cast<void*>(out.phiq), static_cast<void*>(out.gate), static_cast<void*>(out.den),
                   gate_scratch, state_scratch})
     if (p) cudaFree(p);
+  if (fork) cudaEventDestroy(fork);
+  if (join) cudaEventDestroy(join);
+  if (side) cudaStreamDestroy(side);
 }
 
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
@@ -55,6 +61,7 @@ GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspac
   g.out = w.out;
   if (!p.ratio) g.out.den = nullptr;
   g.scratch = w.gate_scratch;
+  g.side = w.side, g.fork = w.fork, g.join = w.join;
   return g;
 }
 
