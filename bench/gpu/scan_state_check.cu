@@ -20,10 +20,12 @@
 // three Monte Carlo runs): the full judgement happens when stage 2 runs inside
 // the chunked-scan implementation under the suite's tests.
 //
-// Usage: scan_state_check [--quick | --timed | --small | --explore | --profile] [--pass v4|lanedot]
+// Usage: scan_state_check [--quick | --timed | --parts | --small | --explore | --profile] [--pass v4|lanedot]
 //   (default: the correctness cases, then the timed shapes; --quick: the
 //   correctness cases only; --timed: the timed shapes only (launch_state's
-//   choices); --small: a few short cases, for compute-sanitizer; --explore: the
+//   choices); --parts: five of those shapes (B=1 H=16 T=16,384 bf16 and fp32,
+//   T=65,536, B=8 H=128 T=4,096, C=64), timed whole and kernel by kernel;
+//   --small: a few short cases, for compute-sanitizer; --explore: the
 //   pass's block shapes, ring depths and segment counts, timed; --profile: one
 //   launch of the T = 16,384 shape, for ncu; --pass: the cases without a pass of
 //   their own on the v4 pass or on the v5 lane-dot pass where built (D >= 32),
@@ -527,6 +529,13 @@ int main(int argc, char** argv) {
     for (int seg : {8, 16, 32}) cases.push_back({1, 65536, 16, 64, 32, true, true, 1, 2, 1, 5, 8, 3, seg});
     for (const auto& x : std::vector<std::array<int, 5>>{{1, 2, 8, 3, 1}, {2, 2, 8, 3, 1}, {2, 2, 8, 2, 1}, {4, 2, 8, 2, 1}})
       cases.push_back({8, 4096, 128, 64, 32, true, true, x[0], x[1], 1, 5, x[2], x[3], x[4]});
+  } else if (std::strcmp(mode, "--parts") == 0) {
+    // launch_state's choices at the report's shapes, timed whole and kernel by kernel
+    // (a short --timed: the prep and readout before/after, built against either
+    // kernel file), a head of each checked.
+    cases = {{1, 16384, 16, 64, 32, true, true, 0, 0, 1, 20}, {1, 16384, 16, 64, 32, false, true, 0, 0, 1, 20},
+             {1, 65536, 16, 64, 32, true, true, 0, 0, 0, 10}, {8, 4096, 128, 64, 32, true, true, 0, 0, 1, 10},
+             {1, 16384, 16, 64, 64, true, true, 0, 0, 1, 20}};
   } else if (std::strcmp(mode, "--profile") == 0) {
     // One launch_state of the T = 16,384 shape, unverified and untimed: for a profiler
     // (the pass is the third kernel launched).

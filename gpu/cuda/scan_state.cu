@@ -13,8 +13,12 @@
 //       T(i,t) = a^_i . k^_t for i < t (the strict upper part of Ah^T K),
 //       Kt = K T^{-1}, Vt = V T^{-1} by forward substitution over the chunk's
 //       steps (column t: kt_t = k^_t - sum_{i<t} kt_i T(i,t), i in order; a
-//       thread takes column j of both K and V), written to scratch as
-//       [b, h, step, D] floats.
+//       thread takes one column of K or of V), written to scratch as
+//       [b, h, step, D] floats. Shared memory bounds it (ncu on the H200: the
+//       L1 data pipe at 92-96% of peak once 8 blocks fit on an SM; the report
+//       2026-12-04-h200-scan-state-readout.md), so rows are 16-byte aligned and
+//       every operand that the lanes do not share moves as float4; T is stored
+//       over the a^ rows (not read again): 8 blocks per SM at D = 64, C = 32.
 //  2. state_pass_kernel, one block per (b, h, 8 rows of S), sequential over
 //       chunks; a thread holds R rows x E consecutive columns of S in registers
 //       (scan_state.cuh StateConfig; default 2 x 2 for D = 64), the D/E threads of a row
@@ -39,17 +43,19 @@
 //       pointers carried from chunk to chunk (scan_state.cuh StateConfig::lanedot).
 //  3. state_readout_kernel, one block per (b, h, chunk), all chunks at once:
 //       from S_c and the chunk's r, a^, phi(q), den (shared memory), a thread
-//       holds 4 rows x min(D, 16) columns of S and repeats the pass's steps
+//       holds 4 rows x D/8 columns of S (2 D threads) and repeats the pass's steps
 //       exactly (the same FMAs in the same order: S_t bit for bit the pass's),
 //       then per step:
 //         y_t,i = S_t,i. phi(q_t): FMA chain over the thread's columns in order,
-//                 the row's D/16 partials summed by a shuffle reduce-scatter (a
+//                 the row's 8 partials summed by a shuffle reduce-scatter (a
 //                 fixed binary tree of lanes, 4 steps at a time),
 //         o_t,i = y_t,i / den_t (ratio readout) or y_t,i (raw), as float or bf16
 //                 (core::bf16_bits_rne);
-//         the thread's partial of ||S_t||_F^2 (FMA chain of s_ij^2 over its rows
-//                 and columns in order) to shared memory; after the chunk,
-//                 ||S_t||_F = sqrt(sum of the block's partials in thread order).
+//         the thread's partial of ||S_t||_F^2: per row an FMA chain of s_ij^2
+//                 over its columns in order, the four rows summed pairwise; the
+//                 warp's partials by a fixed tree of lanes (4 steps at a time);
+//                 after the chunk, ||S_t||_F = sqrt of the warps' partials
+//                 summed in warp order.
 //       The final S is the pass's.
 // The maths is the spec's (y_t = S_t phi(q_t) from the explicit S_t); only the
 // order of the sums over a row's columns and over S's entries is this kernel's.
@@ -115,147 +121,6 @@ __device__ __forceinline__ void load_batched(Load load, Store store) {
   }
 }
 
-// ---------------------------------------------------------------- kernel 1
-
-template <int D, int C>
-constexpr std::size_t prep_smem_bytes() {
-  return (3 * static_cast<std::size_t>(C) * (D + 1) + static_cast<std::size_t>(C) * (C + 4)) * sizeof(float);
-}
-
-template <int D, int C, bool BF16>
-__global__ void __launch_bounds__(kThreads) state_prep_kernel(StateParams p, int n_chunks, int c_begin, int n_seg,
-                                                              float* __restrict__ kt_out, float* __restrict__ vt_out) {
-  static_assert(C % 16 == 0, "C must be a multiple of 16");
-  constexpr int LD = D + 1;  // odd stride: a warp reading 16 rows at one column hits 16 banks
-  constexpr int LT = C + 4;   // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
-  extern __shared__ __align__(16) float psmem[];
-  float* As = psmem;         // a^_t rows
-  float* Ks = As + C * LD;   // k^_t rows, then kt_t in place
-  float* Vs = Ks + C * LD;   // v_t rows, then vt_t in place
-  float* Tm = Vs + C * LD;   // T(i, t), i < t
-
-  const int T = p.T, H = p.H;
-  const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
-  const int b = bh / H, h = bh % H;
-  const int t0 = c * C;
-  const int cc = min(C, T - t0);
-
-  // The chunk's rows, 8 elements per thread at a time (rows past cc: zeros).
-  {
-    constexpr int EPT = C * D / kThreads;
-    static_assert(C * D % kThreads == 0, "whole rows per sweep");
-    load_batched<EPT, (EPT < 8 ? EPT : 8), float3>(
-        [&](int i) {
-          const int e = i * kThreads + threadIdx.x;
-          const int t = e / D, j = e % D;
-          float3 x = make_float3(0.0f, 0.0f, 0.0f);
-          if (t < cc) {
-            const std::size_t g = row_index(b, t0 + t, h, T, H) * D + j;
-            x.x = __ldg(p.in.gate + g);
-            x.y = __ldg(p.in.khat + g);
-            if constexpr (BF16) {
-              x.z = core::bf16_bits_to_float(__ldg(static_cast<const unsigned short*>(p.v) + g));
-            } else {
-              x.z = __ldg(static_cast<const float*>(p.v) + g);
-            }
-          }
-          return x;
-        },
-        [&](int i, const float3& x) {
-          const int e = i * kThreads + threadIdx.x;
-          const int t = e / D, j = e % D;
-          As[t * LD + j] = x.x;
-          Ks[t * LD + j] = x.y;
-          Vs[t * LD + j] = x.z;
-        });
-  }
-  __syncthreads();
-
-  // T(i, t) = a^_i . k^_t (j in order), a 16 x 8 grid of threads, each C/8 x C/16 entries.
-  {
-    constexpr int MI = C / 8, MT = C / 16;
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    float acc[MI][MT];
-#pragma unroll
-    for (int m = 0; m < MI; ++m)
-#pragma unroll
-      for (int n = 0; n < MT; ++n) acc[m][n] = 0.0f;
-#pragma unroll 4
-    for (int j = 0; j < D; ++j) {
-      float a[MI], k[MT];
-#pragma unroll
-      for (int m = 0; m < MI; ++m) a[m] = As[(ty + 8 * m) * LD + j];
-#pragma unroll
-      for (int n = 0; n < MT; ++n) k[n] = Ks[(tx + 16 * n) * LD + j];
-#pragma unroll
-      for (int m = 0; m < MI; ++m)
-#pragma unroll
-        for (int n = 0; n < MT; ++n) acc[m][n] = fmaf(a[m], k[n], acc[m][n]);
-    }
-#pragma unroll
-    for (int m = 0; m < MI; ++m)
-#pragma unroll
-      for (int n = 0; n < MT; ++n) {
-        const int i = ty + 8 * m, t = tx + 16 * n;
-        if (i < t) Tm[i * LT + t] = acc[m][n];
-      }
-  }
-  __syncthreads();
-
-  // Forward substitution, column j of K and of V per thread: x_t = x_t - sum_{i<t} x_i T(i,t),
-  // i in order. Four steps at a time: the terms i < tb for x_tb..x_tb+3 (one load of
-  // T(i, tb..tb+3) for the eight FMAs of both columns), then the terms tb <= i < t; for each
-  // x_t that is the same sequence of FMAs as one step at a time.
-  for (int j = threadIdx.x; j < D; j += kThreads) {
-    for (int tb = 0; tb < cc; tb += 4) {
-      float xk[4], xv[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {  // rows past cc are zeros, never stored
-        xk[k] = Ks[(tb + k) * LD + j];
-        xv[k] = Vs[(tb + k) * LD + j];
-      }
-#pragma unroll 4
-      for (int i = 0; i < tb; ++i) {
-        const float ki = Ks[i * LD + j], vi = Vs[i * LD + j];
-        const float4 tv = *reinterpret_cast<const float4*>(Tm + i * LT + tb);
-        xk[0] = fmaf(-tv.x, ki, xk[0]);
-        xk[1] = fmaf(-tv.y, ki, xk[1]);
-        xk[2] = fmaf(-tv.z, ki, xk[2]);
-        xk[3] = fmaf(-tv.w, ki, xk[3]);
-        xv[0] = fmaf(-tv.x, vi, xv[0]);
-        xv[1] = fmaf(-tv.y, vi, xv[1]);
-        xv[2] = fmaf(-tv.z, vi, xv[2]);
-        xv[3] = fmaf(-tv.w, vi, xv[3]);
-      }
-#pragma unroll
-      for (int k = 1; k < 4; ++k)
-#pragma unroll
-        for (int i = 0; i < k; ++i) {
-          const float tik = Tm[(tb + i) * LT + tb + k];
-          xk[k] = fmaf(-tik, xk[i], xk[k]);
-          xv[k] = fmaf(-tik, xv[i], xv[k]);
-        }
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        if (tb + k < cc) {
-          Ks[(tb + k) * LD + j] = xk[k];
-          Vs[(tb + k) * LD + j] = xv[k];
-        }
-    }
-  }
-  __syncthreads();
-
-  const std::size_t base = (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D;
-  for (int e = threadIdx.x; e < cc * D; e += kThreads) {
-    const int t = e / D, j = e % D;
-    kt_out[base + e] = Ks[t * LD + j];
-    vt_out[base + e] = Vs[t * LD + j];
-  }
-}
-
-
-// ---------------------------------------------------------------- kernel 2
-
 // E consecutive floats from shared memory (16-byte aligned when E % 4 == 0).
 template <int E>
 __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
@@ -277,6 +142,171 @@ __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
     for (int e = 0; e < E; ++e) x[e] = src[e];
   }
 }
+
+// ---------------------------------------------------------------- kernel 1
+
+// The prep's shared memory: a^, k^ and v rows at a stride of D + 4 floats (16-byte
+// rows: the loads land as float4, T's products read float4 along j, a quarter
+// warp's 16-byte loads of 8 rows hit distinct banks); T(i, t) where the a^ rows
+// were once T is formed (they are not read again) when it fits there (C <= D).
+// D = 64, C = 32: 26.1 KB, 8 blocks per SM (with the 1 KB the SM reserves per
+// block), as the launch bound's 64 registers allow; 28.9 KB and 7 with T apart.
+// At C = 64 shared memory allows at most 6 blocks (4 at D = 64), and T's larger
+// register tile spills at 64 registers: the bound asks for 4 there.
+template <int D, int C>
+struct PrepShape {
+  static constexpr int LD = D + 4;
+  static constexpr int LT = C + 4;  // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
+  static constexpr bool t_over_a = C * LT <= C * LD;
+  static constexpr std::size_t smem_bytes =
+      (3 * static_cast<std::size_t>(C) * LD + (t_over_a ? 0 : static_cast<std::size_t>(C) * LT)) * sizeof(float);
+};
+
+template <int D, int C, bool BF16>
+__global__ void __launch_bounds__(kThreads, C <= 32 ? 8 : 4)
+    state_prep_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, float* __restrict__ kt_out, float* __restrict__ vt_out) {
+  static_assert(C % 16 == 0 && D % 4 == 0, "C must be a multiple of 16; rows as 16-byte pieces");
+  using Sh = PrepShape<D, C>;
+  constexpr int LD = Sh::LD, LT = Sh::LT;
+  constexpr int Q = D / 4;  // 16-byte pieces of a row
+  extern __shared__ __align__(16) float psmem[];
+  float* As = psmem;         // a^_t rows
+  float* Ks = As + C * LD;   // k^_t rows, then kt_t in place
+  float* Vs = Ks + C * LD;   // v_t rows, then vt_t in place
+  float* Tm = Sh::t_over_a ? As : Vs + C * LD;  // T(i, t), i < t
+
+  const int T = p.T, H = p.H;
+  const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
+  const int b = bh / H, h = bh % H;
+  const int t0 = c * C;
+  const int cc = min(C, T - t0);
+
+  // The chunk's rows as 16-byte pieces of a^ and k^ and 4 elements of v, two
+  // pieces of the thread in flight at a time (four spill at 64 registers; eight
+  // blocks with two each keep about 80 KB of loads in flight per SM); rows past
+  // cc: zeros. v as one vector load per piece where its pointer allows (the
+  // caller's tensor), else element by element.
+  {
+    constexpr int IT = C * Q / kThreads;
+    static_assert(C * Q % kThreads == 0, "whole rows per sweep");
+    const bool v_vec = (reinterpret_cast<std::uintptr_t>(p.v) & (BF16 ? 7u : 15u)) == 0;
+    struct Piece {
+      float4 a, k, v;
+    };
+    load_batched<IT, (IT < 2 ? IT : 2), Piece>(
+        [&](int i) {
+          const int e = i * kThreads + threadIdx.x;
+          const int t = e / Q, q = e % Q;
+          const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
+          Piece x{z, z, z};
+          if (t < cc) {
+            const std::size_t g = row_index(b, t0 + t, h, T, H) * D + 4 * q;
+            x.a = __ldg(reinterpret_cast<const float4*>(p.in.gate + g));
+            x.k = __ldg(reinterpret_cast<const float4*>(p.in.khat + g));
+            if constexpr (BF16) {
+              const auto* v = static_cast<const unsigned short*>(p.v) + g;
+              unsigned short u[4];
+              if (v_vec) {
+                const uint2 w = __ldg(reinterpret_cast<const uint2*>(v));
+                u[0] = w.x & 0xffffu, u[1] = w.x >> 16, u[2] = w.y & 0xffffu, u[3] = w.y >> 16;  // little-endian
+              } else {
+                for (int m = 0; m < 4; ++m) u[m] = __ldg(v + m);
+              }
+              x.v = make_float4(core::bf16_bits_to_float(u[0]), core::bf16_bits_to_float(u[1]), core::bf16_bits_to_float(u[2]),
+                                core::bf16_bits_to_float(u[3]));
+            } else {
+              const float* v = static_cast<const float*>(p.v) + g;
+              x.v = v_vec ? __ldg(reinterpret_cast<const float4*>(v)) : make_float4(__ldg(v), __ldg(v + 1), __ldg(v + 2), __ldg(v + 3));
+            }
+          }
+          return x;
+        },
+        [&](int i, const Piece& x) {
+          const int e = i * kThreads + threadIdx.x;
+          const int o = (e / Q) * LD + 4 * (e % Q);
+          *reinterpret_cast<float4*>(As + o) = x.a;
+          *reinterpret_cast<float4*>(Ks + o) = x.k;
+          *reinterpret_cast<float4*>(Vs + o) = x.v;
+        });
+  }
+  __syncthreads();
+
+  // T(i, t) = a^_i . k^_t (j in order, four columns per shared-memory load), a 16 x 8
+  // grid of threads, each C/8 x C/16 entries.
+  {
+    constexpr int MI = C / 8, MT = C / 16;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    float acc[MI][MT];
+#pragma unroll
+    for (int m = 0; m < MI; ++m)
+#pragma unroll
+      for (int n = 0; n < MT; ++n) acc[m][n] = 0.0f;
+#pragma unroll 2
+    for (int j = 0; j < D; j += 4) {
+      float a[MI][4], k[MT][4];
+#pragma unroll
+      for (int m = 0; m < MI; ++m) lds<4>(a[m], As + (ty + 8 * m) * LD + j);
+#pragma unroll
+      for (int n = 0; n < MT; ++n) lds<4>(k[n], Ks + (tx + 16 * n) * LD + j);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int m = 0; m < MI; ++m)
+#pragma unroll
+          for (int n = 0; n < MT; ++n) acc[m][n] = fmaf(a[m][u], k[n][u], acc[m][n]);
+    }
+    if constexpr (Sh::t_over_a) __syncthreads();  // every thread done with a^ before T overwrites it
+#pragma unroll
+    for (int m = 0; m < MI; ++m)
+#pragma unroll
+      for (int n = 0; n < MT; ++n) {
+        const int i = ty + 8 * m, t = tx + 16 * n;
+        if (i < t) Tm[i * LT + t] = acc[m][n];
+      }
+  }
+  __syncthreads();
+
+  // Forward substitution, one column of K or of V per thread (2 D columns: every
+  // thread busy at D = 64): x_t = x_t - sum_{i<t} x_i T(i,t), i in order. Eight
+  // steps at a time: the terms i < tb for x_tb..x_tb+7 (two float4 loads of
+  // T(i, tb..tb+7) for their eight FMAs), then the terms tb <= i < t; for each x_t
+  // that is the same sequence of FMAs as one step at a time.
+  for (int col = threadIdx.x; col < 2 * D; col += kThreads) {
+    float* X = col < D ? Ks : Vs;  // warp-uniform at D >= 32
+    const int j = col < D ? col : col - D;
+    for (int tb = 0; tb < cc; tb += 8) {
+      float x[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
+#pragma unroll 2
+      for (int i = 0; i < tb; ++i) {
+        const float xi = X[i * LD + j];
+        float tv[8];
+        lds<8>(tv, Tm + i * LT + tb);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) x[k] = fmaf(-tv[k], xi, x[k]);
+      }
+#pragma unroll
+      for (int k = 1; k < 8; ++k)
+#pragma unroll
+        for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
+    }
+  }
+  __syncthreads();
+
+  // Kt and Vt out as 16-byte pieces ([b, h, step, D]: the chunk's rows are contiguous).
+  const std::size_t base = (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D;
+  for (int e = threadIdx.x; e < cc * Q; e += kThreads) {
+    const int o = (e / Q) * LD + 4 * (e % Q);
+    reinterpret_cast<float4*>(kt_out + base)[e] = *reinterpret_cast<const float4*>(Ks + o);
+    reinterpret_cast<float4*>(vt_out + base)[e] = *reinterpret_cast<const float4*>(Vs + o);
+  }
+}
+
+// ---------------------------------------------------------------- kernel 2
 
 // E consecutive floats to memory (16-byte aligned when E % 4 == 0, 8 when E == 2).
 template <int E>
@@ -412,7 +442,7 @@ __device__ __forceinline__ void chunk_steps(float (&s)[R][E], const float* As, c
 // in v[0..N/(2W)) the sums of the values t = sl * N/(2W) + k over the group,
 // each by the same fixed binary tree of lanes (float addition is commutative,
 // so both lanes of a pair compute the same bits).
-template <int N, int W, unsigned MASK = 0xffffffffu, int NV>
+template <int N, int W, int NV>
 __device__ __forceinline__ void reduce_scatter(float (&v)[NV], int sl) {
   if constexpr (W >= 1) {
     static_assert(N % 2 == 0, "a value per lane at least");
@@ -422,9 +452,9 @@ __device__ __forceinline__ void reduce_scatter(float (&v)[NV], int sl) {
     for (int k = 0; k < Hf; ++k) {
       const float send = up ? v[k] : v[k + Hf];
       const float keep = up ? v[k + Hf] : v[k];
-      v[k] = keep + __shfl_xor_sync(MASK, send, W);
+      v[k] = keep + __shfl_xor_sync(0xffffffffu, send, W);
     }
-    reduce_scatter<Hf, W / 2, MASK>(v, sl);
+    reduce_scatter<Hf, W / 2>(v, sl);
   }
 }
 
@@ -711,42 +741,45 @@ __global__ void __launch_bounds__(128, 1)
 
 // ---------------------------------------------------------------- kernel 3
 
-// A readout block: one (b, h, chunk); a thread holds RR = 4 rows x ER = min(D, 16)
-// columns of S, the SLR = D/ER threads of a row group are consecutive lanes. y's
-// partial sums over the thread's columns are reduced UR = 4 steps at a time
-// (RR*UR = 16 values per lane, 16/SLR whole sums per lane after the reduce-scatter).
+// A readout block: one (b, h, chunk), NT = 2 D threads (4 warps at D = 64). A
+// thread holds RR = 4 rows x ER = D/8 consecutive columns of S; the SLR = 8
+// threads of a row group are consecutive lanes. Every step costs three FMAs per
+// entry of S (the step, y's, the norm's), so the kernel keeps the FMA pipe fed:
+// y's chains are ER long (one per row), the norm's partial is four ER-long
+// chains (one per row) summed pairwise, and the cross-lane sums are batched over
+// UR = 4 steps (y: 16 values reduce-scattered over the row group's 8 lanes, 2
+// whole sums per lane; the norm: 4 values over the warp, one step per 8 lanes),
+// so that no step waits on a long chain or a barrier.
 template <int D, int C>
 struct ReadShape {
-  static constexpr int RR = 4;
-  static constexpr int ER = D < 16 ? D : 16;
-  static constexpr int SLR = D / ER;
+  static constexpr int RR = 4, SLR = 8, ER = D / SLR;
   static constexpr int NT = (D / RR) * SLR;  // threads
+  static constexpr int NW = NT / 32;         // warps
   static constexpr int UR = 4;
-  static constexpr int NPL = RR * UR / SLR;  // whole y sums per lane
-  static constexpr unsigned MASK = NT >= 32 ? 0xffffffffu : (1u << NT) - 1u;
-  static constexpr int NS = NT + 1;          // stride of a step's norm partials (floats)
+  static constexpr int NPL = RR * UR / SLR;  // whole y sums per lane: rows 2m, 2m + 1 of one step
   static constexpr std::size_t smem_bytes =
-      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NS) * sizeof(float);
-  static_assert(ER % 4 == 0 && SLR <= RR * UR && 32 % SLR == 0 && C % UR == 0, "16-byte loads, whole sums per lane");
+      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NW) * sizeof(float);
+  static_assert(D % 16 == 0 && NT % 32 == 0 && NPL == 2 && C % UR == 0 && UR == 4, "whole warps; the reductions below");
 };
 
 template <int D, int C, bool BF16>
-__global__ void __launch_bounds__(ReadShape<D, C>::NT)
+__global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
     state_readout_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, const float* __restrict__ r_in,
                          const float* __restrict__ sc_in) {
   using Sh = ReadShape<D, C>;
-  constexpr int RR = Sh::RR, ER = Sh::ER, SLR = Sh::SLR, NT = Sh::NT, UR = Sh::UR, NPL = Sh::NPL, NS = Sh::NS;
+  constexpr int RR = Sh::RR, ER = Sh::ER, SLR = Sh::SLR, NT = Sh::NT, NW = Sh::NW, UR = Sh::UR;
+  constexpr unsigned kAll = 0xffffffffu;
   extern __shared__ __align__(16) float rsmem[];
   float* As = rsmem;       // a^_t rows [C][D]
   float* Qs = As + C * D;  // phi(q_t) rows
   float* Rs = Qs + C * D;  // r_t rows
   float* Ds = Rs + C * D;  // den_t
-  float* NP = Ds + C;      // norm partials [C][NS]
+  float* NP = Ds + C;      // norm partials [C][NW], one per warp
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
   const int b = bh / H, h = bh % H;
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int rg = tid / SLR, sl = tid % SLR;
   const int j0 = sl * ER;
   const int r0 = rg * RR;
@@ -757,7 +790,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
   {
     constexpr int Q = D / 4;
     const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
-    constexpr int IT = C * Q / NT;  // 4 pieces per thread at a time (rows past cc: zeros)
+    constexpr int IT = C * Q / NT;  // pieces per thread, 4 at a time (rows past cc: zeros)
     static_assert(C * Q % NT == 0, "whole rows per sweep");
     struct Piece {
       float4 a, q, r;
@@ -787,14 +820,19 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
   float s[RR][ER];
 #pragma unroll
   for (int rr = 0; rr < RR; ++rr) {
-    const float4* src = reinterpret_cast<const float4*>(sc_in + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + r0 + rr) * D + j0);
+    const float* src = sc_in + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + r0 + rr) * D + j0;
+    if constexpr (ER % 4 == 0) {
 #pragma unroll
-    for (int q = 0; q < ER / 4; ++q) {
-      const float4 v = __ldg(src + q);
-      s[rr][4 * q] = v.x;
-      s[rr][4 * q + 1] = v.y;
-      s[rr][4 * q + 2] = v.z;
-      s[rr][4 * q + 3] = v.w;
+      for (int q = 0; q < ER / 4; ++q) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(src) + q);
+        s[rr][4 * q] = v.x;
+        s[rr][4 * q + 1] = v.y;
+        s[rr][4 * q + 2] = v.z;
+        s[rr][4 * q + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < ER; ++e) s[rr][e] = __ldg(src + e);
     }
   }
   __syncthreads();
@@ -802,18 +840,17 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
   // Steps past a short last chunk see zero r and a^ (S unchanged) and store nothing.
 #pragma unroll 1
   for (int g = 0; g < cc; g += UR) {
-    float yv[UR * RR];
+    float yv[UR * RR], nv[UR];
 #pragma unroll
     for (int u = 0; u < UR; ++u) {
       const int t = g + u;
-      float rv[RR], a[ER], q[ER];
+      float rv[RR], a[ER], q[ER], nr[RR];
       lds<RR>(rv, Rs + t * D + r0);
       lds<ER>(a, As + t * D + j0);
       lds<ER>(q, Qs + t * D + j0);
-      float n = 0.0f;
 #pragma unroll
       for (int rr = 0; rr < RR; ++rr) {
-        float y = 0.0f;
+        float y = 0.0f, n = 0.0f;
 #pragma unroll
         for (int e = 0; e < ER; ++e) {
           s[rr][e] = core::state_entry(s[rr][e], rv[rr], a[e]);
@@ -821,31 +858,49 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT)
           n = fmaf(s[rr][e], s[rr][e], n);
         }
         yv[u * RR + rr] = y;
+        nr[rr] = n;
       }
-      NP[t * NS + tid] = n;
+      nv[u] = (nr[0] + nr[1]) + (nr[2] + nr[3]);
     }
-    reduce_scatter<UR * RR, SLR / 2, Sh::MASK>(yv, sl);
-#pragma unroll
-    for (int k = 0; k < NPL; ++k) {
-      const int idx = sl * NPL + k;
-      const int t = g + idx / RR, row = r0 + idx % RR;
+    // y: lane sl of the row group ends with step g + sl/2, rows r0 + 2 (sl % 2) + k (k = 0, 1).
+    reduce_scatter<UR * RR, SLR / 2>(yv, sl);
+    {
+      const int t = g + sl / 2, row = r0 + 2 * (sl % 2);
       if (t < cc) {
-        const float y = yv[k];
-        const float o = ratio ? y / Ds[t] : y;
         const std::size_t gi = row_index(b, t0 + t, h, T, H) * D + row;
-        if constexpr (BF16) {
-          static_cast<std::uint16_t*>(p.o)[gi] = core::bf16_bits_rne(o);
-        } else {
-          static_cast<float*>(p.o)[gi] = o;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const float o = ratio ? yv[k] / Ds[t] : yv[k];
+          if constexpr (BF16) {
+            static_cast<std::uint16_t*>(p.o)[gi + k] = core::bf16_bits_rne(o);
+          } else {
+            static_cast<float*>(p.o)[gi + k] = o;
+          }
         }
       }
     }
+    // The norm's partials over the warp, by one fixed tree: the lanes l and l ^ 16
+    // split the steps into halves, l and l ^ 8 into single steps (lane bits 16, 8
+    // name step (lane / 8) % 4), then lane bits 4, 2, 1 are summed by a butterfly
+    // (both lanes of a pair add the same two values: the same bits).
+    {
+      const bool up16 = (lane & 16) != 0, up8 = (lane & 8) != 0;
+      const float m0 = (up16 ? nv[2] : nv[0]) + __shfl_xor_sync(kAll, up16 ? nv[0] : nv[2], 16);
+      const float m1 = (up16 ? nv[3] : nv[1]) + __shfl_xor_sync(kAll, up16 ? nv[1] : nv[3], 16);
+      float m = (up8 ? m1 : m0) + __shfl_xor_sync(kAll, up8 ? m0 : m1, 8);
+      m += __shfl_xor_sync(kAll, m, 4);
+      m += __shfl_xor_sync(kAll, m, 2);
+      m += __shfl_xor_sync(kAll, m, 1);
+      if ((lane & 7) == 0) NP[(g + lane / 8) * NW + warp] = m;
+    }
   }
   __syncthreads();
+  // ||S_t||_F = sqrt of the warps' partials summed in warp order.
   for (int t = tid; t < cc; t += NT) {
-    const float* x = NP + t * NS;
+    const float* x = NP + t * NW;
     float acc = x[0];
-    for (int k = 1; k < NT; ++k) acc += x[k];
+#pragma unroll
+    for (int w = 1; w < NW; ++w) acc += x[w];
     p.state_norm[row_index(b, t0 + t, h, T, H)] = core::vsqrt(acc);
   }
 }
@@ -917,7 +972,7 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   const int n_chunks = (p.T + C - 1) / C;
   const long long bh = static_cast<long long>(p.B) * p.H;
   using RS = ReadShape<D, C>;
-  constexpr std::size_t prep_smem = prep_smem_bytes<D, C>();
+  constexpr std::size_t prep_smem = PrepShape<D, C>::smem_bytes;
 
   int dev = 0, smem_optin = 0;
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
@@ -1093,8 +1148,8 @@ void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, 
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("scan state: B, T and H must be >= 1");
   if (!p.v || !p.in.khat || !p.in.phiq || !p.in.gate || !p.o || !p.S || !p.state_norm || !p.scratch)
     throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S, state_norm and scratch are required");
-  if (!aligned16(p.in.gate) || !aligned16(p.in.phiq) || !aligned16(p.scratch))
-    throw std::invalid_argument("scan state: gate, phiq and scratch must be 16-byte aligned");
+  if (!aligned16(p.in.gate) || !aligned16(p.in.khat) || !aligned16(p.in.phiq) || !aligned16(p.scratch))
+    throw std::invalid_argument("scan state: gate, khat, phiq and scratch must be 16-byte aligned");
   if (p.bf16_io) {
     launch_d<true>(p, s, cfg, parts);
   } else {

@@ -16,7 +16,7 @@ namespace vla::gpu::scan {
 // {2, 2, 4}. Same arithmetic in the same order per entry of S; the sums of r's
 // partial dot products (D / elems slices, a binary tree of lanes) differ between
 // tiles, so outputs agree to rounding, not bit for bit. The readout's tile is
-// fixed (4 rows x min(D, 16) columns per thread).
+// fixed (4 rows x D/8 columns per thread).
 // `segments`: the pass runs as that many launches over consecutive chunk ranges
 // (0 or 1: one launch), and launch_state_config overlaps the readout of a segment
 // and the prep of later ones with the pass of the next (streams and events). The
