@@ -446,6 +446,36 @@ __global__ void __launch_bounds__(NT) den_kernel(GateParams g) {
   if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
 }
 
+// The gate's staged loads: thread tid owns the pieces of Q floats at e = Q (tid + NT p), p < N, of a
+// chunk's C x D floats (step e / D, entries e % D on), so that it reads only what its own cp.async
+// copies wrote (cp.async.wait_all makes them visible to it).
+template <int D, int C>
+struct StagePieces {
+  static constexpr int PT = C * D / NT, Q = PT < 4 ? PT : 4, N = PT / Q;
+  static_assert(C * D % NT == 0 && PT % Q == 0 && D % Q == 0, "stage pieces");
+};
+// Fetches chunk c's k^ (and u) rows into stage ([C][D], then u's [C][D]) by cp.async, this thread's
+// pieces, zeros past the stream's end; one commit group.
+template <int D, int C, bool USEP>
+__device__ __forceinline__ void stage_chunk(float* stage, const float* khat, const float* u, int b, int T, int H, int h, int c) {
+  using SP = StagePieces<D, C>;
+  const int t0 = c * C, len = min(C, T - t0);
+#pragma unroll
+  for (int p = 0; p < SP::N; ++p) {
+    const int e = SP::Q * (threadIdx.x + NT * p), t = e / D, d = e % D;
+    const std::size_t src = ((std::size_t(b) * T + t0 + (t < len ? t : 0)) * H + h) * D + d;
+    const int n = t < len ? 4 * SP::Q : 0;  // bytes read; the rest of the piece is zero-filled
+    auto copy = [&](float* dst, const float* from) {
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
+                   "l"(from), "n"(4 * SP::Q), "r"(n)
+                   : "memory");
+    };
+    copy(stage + e, khat + src);
+    if constexpr (USEP) copy(stage + C * D + e, u + src);
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
 // Shared-memory plan of the gate kernel (doubles). A union
 // holds the factor of M (L, its pivots) at a segment's first chunk and, once the
 // solves are done, W (u = k^; else W is X's K half), G and its pivots.
@@ -463,7 +493,13 @@ struct GatePlan {
   // k^, u rows as doubles (converted once per chunk: every product reads them in double).
   static constexpr int LDF = D + 4;
   static constexpr int fK = 0, fU = fK + C * LDF, fEnd = fU + (USEP ? C * LDF : 0);
-  static constexpr int bytes = (dEnd + fEnd) * 8;
+  // The next chunk's k^ (and u) as floats (from sF on), fetched by cp.async while the chunk runs,
+  // where the space fits and costs no block per SM (233,472 B per SM, 1 KiB reserved per block).
+  static constexpr int sF = (dEnd + fEnd + 1) / 2 * 2, stage_floats = (USEP ? 2 : 1) * C * D;
+  static constexpr int bytes_plain = (dEnd + fEnd) * 8, bytes_staged = sF * 8 + stage_floats * 4;
+  static constexpr int per_sm(int b) { return 233472 / (b + 1024); }
+  static constexpr bool STAGE = bytes_staged <= 232448 && per_sm(bytes_staged) == per_sm(bytes_plain);
+  static constexpr int bytes = STAGE ? bytes_staged : bytes_plain;
   static_assert(bytes <= 232448, "gate plan exceeds 227 KiB");
   static_assert(D % 16 == 0 && R % 16 == 0 && C % 16 == 0, "8 x 8 x 4 DMMA tiles, strides 4 (mod 16)");
 };
@@ -490,6 +526,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   double* pivG = smem + Pl::dPivG;
   double* Kf = smem + Pl::dEnd + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
   double* Uf = USEP ? smem + Pl::dEnd + Pl::fU : Kf;
+  float* stage = reinterpret_cast<float*>(smem + Pl::sF);  // [USEP ? 2 : 1][C][D] where Pl::STAGE
 
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
@@ -503,9 +540,24 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     const bool first = c == c_begin, carry = c + 1 < c_end;  // carry: a later chunk of this segment follows
     auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
 
-    // The chunk's k^ (and u), in double: every load issued before the first store (a fixed count per
-    // thread), so that their latencies overlap.
-    {
+    // The chunk's k^ (and u), in double. Staged: from the floats this thread's cp.async fetched while
+    // the previous chunk ran (its own pieces); the next chunk's fetch into the same pieces is issued
+    // after the barrier below, so it cannot overtake these reads. Else every load issued before the
+    // first store, so that their latencies overlap.
+    if constexpr (Pl::STAGE) {
+      using SP = StagePieces<D, C>;
+      if (first) stage_chunk<D, C, USEP>(stage, g.out.khat, sc.u, b, g.T, g.H, h, c);
+      asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+      for (int p = 0; p < SP::N; ++p) {
+        const int e = SP::Q * (tid + NT * p), t = e / D, d = e % D;
+#pragma unroll
+        for (int i = 0; i < SP::Q; ++i) {
+          Kf[t * LDF + d + i] = stage[e + i];
+          if constexpr (USEP) Uf[t * LDF + d + i] = stage[C * D + e + i];
+        }
+      }
+    } else {
       constexpr int PT = C * D / NT;
       static_assert(C * D % NT == 0, "k^ tiles");
       float kv[PT], uv[USEP ? PT : 1];
@@ -523,6 +575,8 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
       }
     }
     __syncthreads();
+    if constexpr (Pl::STAGE)
+      if (c + 1 < c_end) stage_chunk<D, C, USEP>(stage, g.out.khat, sc.u, b, g.T, g.H, h, c + 1);
     if (first) {
       // M_c = L D L^T (the loads come from global memory; the barriers inside also cover X and A), then
       // [P | AK] = M_c^{-1} [U | K] (u = k^: P = AK, one solve) and A_c = M_c^{-1} I where carried.
@@ -578,6 +632,12 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
             if (i <= t) v = core::vfma(X[d * LDX + i], G[i * LDG + t], v);
           if (t < len) W[d * LDW + t] -= v;
         });
+    // For the carry: (Z D^{-1})^T into k^'s space (the products that read k^ are done; C rows of LDF >= D).
+    if (carry && g.stop_after == 0)
+      for (int e = tid; e < D * C; e += NT) {
+        const int r = e % D, i = e / D;
+        Kf[i * LDF + r] = X[r * LDX + i] / pivG[i];
+      }
     __syncthreads();
     if (g.stop_after == 6) continue;
     // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
@@ -594,17 +654,11 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
       }
     }
     if (g.stop_after == 7 || !carry) continue;
-    // The carry A_{c+1} = A_c - (Z D^{-1}) Z^T: Z D^{-1} into W's space (W read above), then the
-    // rank-C update (the chunk is full: a later chunk follows) by DMMA.
-    __syncthreads();
-    for (int e = tid; e < D * C; e += NT) {
-      const int r = e / C, i = e % C;
-      W[r * LDW + i] = X[r * LDX + i] / pivG[i];
-    }
-    __syncthreads();
-    dmma_product<D, D, C, NW>([&](int r, int i) { return W[r * LDW + i]; }, [&](int i, int cc) { return X[cc * LDX + i]; },
+    // The carry A_{c+1} = A_c - (Z D^{-1}) Z^T: the rank-C update (the chunk is full: a later chunk
+    // follows) by DMMA, Z D^{-1} from the W phase (no barrier needed after a^: it reads W only).
+    dmma_product<D, D, C, NW>([&](int r, int i) { return Kf[i * LDF + r]; }, [&](int i, int cc) { return X[cc * LDX + i]; },
                               [&](int r, int cc, double v) { A[r * LDA + cc] -= v; });
-    // The next chunk's first barrier orders these writes of A before its product reads A.
+    __syncthreads();  // the next chunk rewrites k^'s space; its first barrier orders these writes of A before its product
   }
 }
 
