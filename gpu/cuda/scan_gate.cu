@@ -291,6 +291,25 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
 // ---------------------------------------------------------------------------
 // Block-level pieces of the gate (double).
 
+// 1 / p for a column of ldl_block, by a shorter dependent sequence than the IEEE division's: rcp.approx
+// (relative error e0, a few 2^-20 or less) and two Newton steps (error e0^2, then e0^4 < 2^-70 for
+// e0 < 2^-17.5), then the last fma's one rounding: 1 / p to within 2^-53 (1 + 2^-16) relative. So
+// l_rj = a_rj * (1 / p) carries one rounding more than the division a_rj / p: |l - a / p| <= about
+// 2^-52 |a / p| instead of 2^-53, a relative change of 2^-53 per entry of L, far below the float rounding
+// of the gates (2^-24, docs/CHUNKED.md 8.5): the gates' bits change, the error model does not.
+// A pivot outside [2^-1000, 2^1000] (zero, subnormal, huge, inf, NaN) takes the IEEE division, so that
+// rcp.approx's flush to zero and the Newton steps' overflow never act (the test is uniform: one pivot).
+__device__ __forceinline__ double pivot_recip(double p) {
+  const double ap = fabs(p);
+  if (!(ap >= 0x1p-1000 && ap <= 0x1p1000)) return 1.0 / p;
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
+  double e = core::vfma(-p, y, 1.0);
+  y = core::vfma(y, e, y);
+  e = core::vfma(-p, y, 1.0);
+  return core::vfma(y, e, y);
+}
+
 // Steps [j0, j1) of ldl_block, in which the columns below MLO's are finished:
 // column s + TPR m of a thread is dead for m < MLO, so only m >= MLO is visited,
 // and a row r <= j has nothing left to update.
@@ -304,7 +323,7 @@ __device__ __forceinline__ void ldl_steps(double (&a)[N / (NT / N)], int j0, int
     const double pj = pivot(j, cb[j]);
     if (r == j && s == 0) piv[j] = pj;
     if (r > j) {
-      const double lr = cb[r] / pj;
+      const double lr = cb[r] * pivot_recip(pj);  // one rounding more than cb[r] / pj: see pivot_recip
       double* nb = colbuf + ((j + 1) & 1) * N;
 #pragma unroll
       for (int m = MLO; m < CPT; ++m) {
@@ -324,7 +343,7 @@ __device__ __forceinline__ void ldl_steps(double (&a)[N / (NT / N)], int j0, int
 // shared through colbuf (double-buffered). Pivot j is pivot(j, a_jj), a_jj the
 // diagonal entry after the steps < j (for M: as is, the square-root-free
 // Cholesky; for I + G: core::sm_delta, the Sherman-Morrison denominators, as
-// ref::ldl_with_floor). L(r, j) = a_rj / pivot_j into Lout[r ldl + j] (r > j),
+// ref::ldl_with_floor). L(r, j) = a_rj * (1 / pivot_j) (pivot_recip) into Lout[r ldl + j] (r > j),
 // the pivots into piv. One barrier per column, the last at the end; the steps
 // run in four quarters that skip the finished columns (ldl_steps). Lout may be
 // the loaded matrix (every entry is read before the first barrier).
