@@ -45,6 +45,7 @@ void set_chunked_layout(ChunkedLayout layout) { chunked::forced_layout = layout;
 
 void launch_chunked(const FusedParams& p, impl::ChunkedKind kind, int C, void* stream) {
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("chunked kernel: B, T and H must be >= 1");
+  require_aligned_inputs(p, "chunked kernel");
   const auto s = static_cast<cudaStream_t>(stream);
   if (impl::is_scan(kind)) {
     // The scan form with a workspace of its own (allocated and freed here: the

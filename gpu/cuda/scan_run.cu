@@ -5,10 +5,8 @@
 // every buffer between the stages, launches, copies out).
 #include <cuda_runtime.h>
 
-#include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include "../src/chunked_backend.hpp"
 #include "check.cuh"
@@ -81,18 +79,6 @@ StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Worksp
   return s;
 }
 
-namespace {
-// scan_prep copies the rows of q, k and u by 16-byte cp.async (scan_gate.cuh): a misaligned pointer (an offset
-// into a larger buffer) would fault or read the wrong bytes, so it is refused by name. (The state stage checks v's
-// alignment itself and falls back to element loads.)
-void require_aligned(const FusedParams& p) {
-  const std::pair<const char*, const void*> ptrs[] = {{"q", p.q}, {"k", p.k}, {"u", p.u}};
-  for (const auto& [name, ptr] : ptrs)
-    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-      throw std::invalid_argument(std::string("scan form: ") + name + " must be 16-byte aligned (cudaMalloc's pointers are)");
-}
-}  // namespace
-
 void launch_scan(const FusedParams& p, bool bf16_io, int C, const Workspace& w, cudaStream_t s) {
   // As ref::scan_unsupported (the host path checks the Options first; this guards the device-pointer entry).
   if (p.ridge_every > 0)
@@ -103,7 +89,7 @@ void launch_scan(const FusedParams& p, bool bf16_io, int C, const Workspace& w, 
   if (!gate_supported(p.D, C))
     throw std::invalid_argument("scan form: (D, C) = (" + std::to_string(p.D) + ", " + std::to_string(C) +
                                 ") not supported (D in {16, 32, 64}, C in {32, 64})");
-  require_aligned(p);
+  require_aligned_inputs(p, "scan form");
   launch_gate(gate_params(p, bf16_io, C, w), s);
   launch_state(state_params(p, bf16_io, C, w), s);
 }

@@ -3,6 +3,11 @@
 // all T steps for every (batch, head): one block per (b, h), state on chip.
 #pragma once
 
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gpu/impl.hpp"
@@ -39,6 +44,18 @@ struct FusedParams {
 
 // Fills the option fields and the shape; leaves the pointers to the caller.
 FusedParams make_params(const Options& opt, const Dims& d, bool has_u);
+
+// The kernels move rows of q, k, v and u by 16-byte pieces (cp.async, float4):
+// a pointer that is not 16-byte aligned (an offset into a larger buffer) would
+// fault or read the wrong bytes. The launchers call this first: it throws
+// std::invalid_argument naming the first such input, the message starting with
+// `who`. Host-only and header-only, so the CPU tests check it.
+inline void require_aligned_inputs(const FusedParams& p, const std::string& who) {
+  const std::pair<const char*, const void*> inputs[] = {{"q", p.q}, {"k", p.k}, {"v", p.v}, {"u", p.u}};
+  for (const auto& [name, ptr] : inputs)
+    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      throw std::invalid_argument(who + ": " + name + " must be 16-byte aligned (cudaMalloc's pointers are)");
+}
 
 #if defined(VLA_HAVE_CUDA)
 // Launches the kernel of `kind` on `stream` (a cudaStream_t; null = default) and
