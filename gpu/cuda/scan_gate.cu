@@ -98,7 +98,7 @@ __device__ __forceinline__ F col_norm(const F (&x)[PER]) {
 // i.e. every entry's sequential fma chain over the steps in order (dmma_tile.cuh;
 // rows past the stream's end are zeros, and fma(0, 0, acc) = acc: the accumulator
 // starts at +0 and never becomes -0).
-// Inputs (q, k, u) must be 16-byte aligned (cudaMalloc's are), as for the chunked kernel.
+// Inputs (q, k, u) must be 16-byte aligned (cudaMalloc's are); launch_scan refuses others (require_aligned_inputs).
 template <class Prec, int D, int C>
 struct PrepPlan {
   using In = typename Prec::In;
