@@ -6,8 +6,10 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown]
-// (--breakdown: the gate stage's kernels and phases timed apart, then the rest.)
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile
+// (--breakdown: the gate stage's kernels and phases timed apart, then the rest;
+// --profile: one launch of chunked-scan-bf16, C = 32, B = 1, H = 16, T = 16,384,
+// untimed and unverified, for a profiler such as ncu.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -167,12 +169,13 @@ void gate_breakdown() {
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false, scan_only = false, breakdown = false;
+  bool quick = false, scan_only = false, breakdown = false, profile = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--scan-only")) scan_only = true;
     else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
+    else if (!std::strcmp(argv[i], "--profile")) profile = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -183,6 +186,15 @@ int main(int argc, char** argv) {
     VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     const int sms = prop.multiProcessorCount;
     std::printf("device: %s, %d SMs\n", prop.name, sms);
+    if (profile) {
+      ShapeIO io(1, 16, 16384);
+      const gpu::FusedParams p = io.fill(true);
+      const gpu::scan::Workspace ws(1, 16384, 16, 64, 32, false, p.ratio);
+      gpu::scan::launch_scan(p, true, 32, ws, nullptr);
+      VLA_CUDA_CHECK(cudaDeviceSynchronize());
+      std::printf("profile: one launch_scan, chunked-scan-bf16 C=32 B=1 H=16 T=16384 D=64\n");
+      return 0;
+    }
     std::printf("\nchunked kernel resources (threads, registers, dynamic smem, local bytes, blocks/SM):\n");
     for (impl::ChunkedKind kind : {impl::ChunkedKind::fp32, impl::ChunkedKind::bf16, impl::ChunkedKind::tf32})
       for (int C : {32, 64}) {

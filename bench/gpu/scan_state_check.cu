@@ -20,7 +20,7 @@
 // three Monte Carlo runs): the full judgement happens when stage 2 runs inside
 // the chunked-scan implementation under the suite's tests.
 //
-// Usage: scan_state_check [--quick | --timed | --parts | --small | --explore | --profile] [--pass v4|lanedot]
+// Usage: scan_state_check [--quick | --timed | --parts | --small | --explore | --profile] [--pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8]
 //   (default: the correctness cases, then the timed shapes; --quick: the
 //   correctness cases only; --timed: the timed shapes only (launch_state's
 //   choices); --parts: five of those shapes (B=1 H=16 T=16,384 bf16 and fp32,
@@ -28,9 +28,9 @@
 //   --small: a few short cases, for compute-sanitizer; --explore: the
 //   pass's block shapes, ring depths and segment counts, timed; --profile: one
 //   launch of the T = 16,384 shape, for ncu; --pass: the cases without a pass of
-//   their own on the v4 pass or on the v5 lane-dot pass where built (D >= 32),
-//   launch_state's tile for that pass where a case takes launch_state's; --timed
-//   times both, in one process)
+//   their own on the v4 pass, the v5 lane-dot pass or the v6 DMMA pass with 8
+//   or 16 rows per block where built (D >= 32), launch_state's tile for that
+//   pass where a case takes launch_state's; --timed times all four, in one process)
 // Exit 0 when every case passes, 1 otherwise.
 #include <cuda_runtime.h>
 
@@ -67,10 +67,10 @@ struct Case {
   int stages = 3;     // the pass's cp.async ring
   int segments = 1;   // pass segments (1: one launch; more: the overlapped schedule)
   int probe = 0;      // the pass's timing probes (scan_state.cuh StateConfig::probe; values not checked)
-  int pass = -1;      // -1: launch_state's pass (rows 0) or v4 (a tile given); 4: v4; 5: v5, lanedot (rows 2 or 4; D >= 32)
+  int pass = -1;      // -1: launch_state's pass (rows 0) or v4 (a tile given); 4: v4; 5: v5, lanedot (rows 2 or 4; D >= 32); 6, 7: v6, DMMA with 8 or 16 rows per block, 4 warps (D >= 32); 8, 9: the same with 8 warps (D >= 64)
 };
 
-int g_pass = -1;  // --pass v4|lanedot: the cases without a pass of their own on that pass (lanedot where built, D >= 32)
+int g_pass = -1;  // --pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8 (4 to 9): the cases without a pass of their own on that pass (lanedot and dmma where built, D >= 32)
 
 std::uint64_t splitmix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -338,6 +338,13 @@ bool run_case(const Case& cs) {
       cfg.group = 4 * cfg.rows;
     }
   }
+  // v6 (DMMA) where built (D >= 32, no probes): 1 or 2 tiles of 8 rows per block.
+  if (pass_v >= 6 && D >= 32 && cs.probe == 0) {
+    cfg.lanedot = false;
+    cfg.dmma = pass_v % 2 == 0 ? 1 : 2;
+    cfg.dmma_warps = pass_v >= 8 && D >= 64 ? 8 : 4;
+    if (cs.rows == 0) cfg.stages = 3;  // launch_state's ring for v6
+  }
   const int segments = scan::state_segments(T, cs.C, cfg);
   auto launch = [&](unsigned parts) { scan::launch_state_config(p, nullptr, cfg, parts); };
   const unsigned all_parts = scan::kPrep | scan::kPass | scan::kReadout;
@@ -448,7 +455,7 @@ bool run_case(const Case& cs) {
   std::printf(
       "%s B=%d H=%d T=%d D=%d C=%d %s %s pass %s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
       "norm %.2e (%.2e) S %.2e (%.2e) | worst err/tol %.3f failures %zu nonfinite %zu deterministic %s",
-      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.lanedot ? "v5" : "v4", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
+      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.dmma ? (cfg.dmma == 1 ? (cfg.dmma_warps == 8 ? "v6/8w8" : "v6/8") : (cfg.dmma_warps == 8 ? "v6/16w8" : "v6/16")) : cfg.lanedot ? "v5" : "v4", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
       all.rel_o, all.base_o, all.rel_norm, all.base_norm, all.rel_S, all.base_S, all.worst_ratio, all.failures, all.nonfinite,
       same_bits ? "yes" : "NO");
   if (cs.reps > 0) {
@@ -473,8 +480,12 @@ int main(int argc, char** argv) {
   if (argc > 3 && std::strcmp(argv[2], "--pass") == 0) {
     if (std::strcmp(argv[3], "v4") == 0) g_pass = 4;
     else if (std::strcmp(argv[3], "lanedot") == 0) g_pass = 5;
+    else if (std::strcmp(argv[3], "dmma1") == 0) g_pass = 6;
+    else if (std::strcmp(argv[3], "dmma2") == 0) g_pass = 7;
+    else if (std::strcmp(argv[3], "dmma1w8") == 0) g_pass = 8;
+    else if (std::strcmp(argv[3], "dmma2w8") == 0) g_pass = 9;
     else {
-      std::fprintf(stderr, "scan_state_check: --pass v4|lanedot\n");
+      std::fprintf(stderr, "scan_state_check: --pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8\n");
       return 2;
     }
   }
@@ -555,13 +566,22 @@ int main(int argc, char** argv) {
     };
     if (timed_only) cases.clear();
     // launch_state's shapes on each pass (v4 first, then v5 lanedot), then the probes.
-    for (int pass : {4, 5})
+    for (int pass : {4, 5, 6, 7, 8, 9})
       for (std::size_t i = 0; i < 9; ++i) {
         Case c = timed[i];
         c.pass = pass;
         cases.push_back(c);
       }
     cases.insert(cases.end(), timed.begin() + 9, timed.end());
+    // v6 beside the prep and readout: the overlapped schedule with 2 and 8 pass segments.
+    for (int seg : {2, 8}) cases.push_back({1, 16384, 16, 64, 32, true, true, 2, 2, 1, 20, 8, 3, seg, 0, 6});
+    // D = 32 and 128 at T = 16,384 on v4 and v6 (launch_state's pass there since v6).
+    for (int d : {32, 128})
+      for (int pass : {4, 6}) {
+        Case c{1, 16384, 16, d, 32, true, true, 0, 0, 1, 20};
+        c.pass = pass;
+        cases.push_back(c);
+      }
     // v5's other ring depths and tiles than launch_state's (2 x 2 / 8 below 64 heads,
     // 4 x 2 / 16 from 64 on, ring 3), values not checked.
     for (int ring : {2, 4}) cases.push_back({1, 16384, 16, 64, 32, true, true, 2, 2, 0, 20, 8, ring, 1, 0, 5});

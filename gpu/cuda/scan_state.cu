@@ -1,7 +1,8 @@
 // Stage 2 of the chunk-parallel ("scan") form: the state, given stage 1's gates
 // (the maths: docs/CHUNKED.md section 8.3 and ref::run_chunked_scan; the
 // interface: scan_stages.cuh). Float arithmetic, explicit FMAs, IEEE division
-// and square root (built with --fmad=false -prec-div=true -prec-sqrt=true).
+// and square root (built with --fmad=false -prec-div=true -prec-sqrt=true); the
+// v6 pass sums float products in double and rounds once.
 //
 // v3: the sequential pass over chunks carries S only; the per-step readout and
 // norms run afterwards in parallel over (b, h, chunk). Shared-memory wavefronts
@@ -41,10 +42,16 @@
 //       warp's rows of S_c staged in shared memory (four FMA chains over the
 //       columns, no reduce-scatter), and the next chunk's loads from per-thread
 //       pointers carried from chunk to chunk (scan_state.cuh StateConfig::lanedot).
+//     v6, state_pass_dmma_kernel (scan_pass_dmma.cuh; launch_state's pass at
+//       D >= 32): the same loads and outputs, but r = fl(vt - S_c kt) and the state
+//       handed on, fl(S_c + R Ah^T), as two FP64 tensor-core products per chunk
+//       (sums in double of exact products of floats, one rounding to float each):
+//       no per-step loop in the pass (ref::ScanStatePolicy::chunk_products).
 //  3. state_readout_kernel, one block per (b, h, chunk), all chunks at once:
 //       from S_c and the chunk's r, a^, phi(q), den (shared memory), a thread
-//       holds 4 rows x D/8 columns of S (2 D threads) and repeats the pass's steps
-//       exactly (the same FMAs in the same order: S_t bit for bit the pass's),
+//       holds 4 rows x D/8 columns of S (2 D threads) and repeats the chunk's steps
+//       from S_c (the FMAs of v4/v5 in their order: S_t bit for bit theirs; after
+//       v6, S_t within float rounding of fl(S_c + R Ah^T) at the chunk's end),
 //       then per step:
 //         y_t,i = S_t,i. phi(q_t): FMA chain over the thread's columns in order,
 //                 the row's 8 partials summed by a shuffle reduce-scatter (a
@@ -73,6 +80,7 @@
 #include <vector>
 
 #include "check.cuh"
+#include "dmma_tile.cuh"
 #include "scan_state.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
@@ -377,6 +385,74 @@ struct ChunkRing {
   }
 };
 
+// The cp.async loads of one chunk for the v5 and v6 passes: a^ and kt rows (D
+// floats at strides LA and LK from the buffer's start and from C LA), the block's
+// G columns of vt (from C (LA + LK)), rows past a short last chunk zeros. The
+// thread's pieces are steps tq + (NT/Q) i, 16 bytes at column 4 qq of a^ and kt,
+// and steps tv + (NT/QG) i, 16 bytes at block column 4 qv of vt; loads are issued
+// for chunks c_begin, c_begin + 1, ... in order, the source pointers advancing by
+// a chunk per call; one cp.async group committed per call (ChunkRing's count).
+template <int D, int C, int G, int NT, int LA, int LK>
+struct ChunkLoader {
+  static constexpr int Q = D / 4;                    // 16-byte pieces of a row
+  static constexpr int PIECES = C * Q / NT;          // a^ and kt pieces per thread and chunk
+  static constexpr int QG = G / 4;                   // 16-byte pieces of the block's vt row
+  static constexpr int VP = (C * QG + NT - 1) / NT;  // vt pieces per thread (the last sweep partial when C QG < NT)
+  static_assert(C * Q % NT == 0 && NT % Q == 0 && NT % QG == 0 && (C * QG <= NT || C * QG % NT == 0), "whole rows per sweep");
+  float* smem;
+  std::size_t buf_floats, a_step;
+  int T, c_end, tid, tq, tv, a_dst0, k_dst0, v_dst0;
+  const float *a_next, *k_next, *v_next;
+  // Block (b, h) of head bh, whose rows of S start at row0; scratch rows nc_steps per head.
+  __device__ __forceinline__ ChunkLoader(float* smem_, std::size_t buf_floats_, const StateParams& p, const float* kt_in,
+                                         const float* vt_r, int b, int h, int bh, int row0, std::size_t nc_steps, int c_begin,
+                                         int c_end_)
+      : smem(smem_), buf_floats(buf_floats_), a_step(static_cast<std::size_t>(p.H) * D), T(p.T), c_end(c_end_), tid(threadIdx.x) {
+    const int qq = tid % Q, qv = tid % QG;
+    tq = tid / Q;
+    tv = tid / QG;
+    a_dst0 = tq * LA + 4 * qq;
+    k_dst0 = C * LA + tq * LK + 4 * qq;
+    v_dst0 = C * LA + C * LK + tv * G + 4 * qv;
+    a_next = p.in.gate + row_index(b, tq, h, T, p.H) * D + 4 * qq + static_cast<std::size_t>(c_begin) * C * a_step;
+    k_next = kt_in + (static_cast<std::size_t>(bh) * nc_steps + tq + static_cast<std::size_t>(c_begin) * C) * D + 4 * qq;
+    v_next = vt_r + (static_cast<std::size_t>(bh) * nc_steps + tv + static_cast<std::size_t>(c_begin) * C) * D + row0 + 4 * qv;
+  }
+  __device__ __forceinline__ void operator()(int c, int buf) {
+    if (c < c_end) {
+      float* base = smem + buf * buf_floats;
+      const int cc = min(C, T - c * C);
+      const std::size_t a_piece = static_cast<std::size_t>(NT / Q) * a_step;
+#pragma unroll
+      for (int i = 0; i < PIECES; ++i) {
+        float* ad = base + a_dst0 + (NT / Q) * i * LA;
+        float* kd = base + k_dst0 + (NT / Q) * i * LK;
+        if (cc == C || tq + (NT / Q) * i < cc) {
+          __pipeline_memcpy_async(ad, a_next + i * a_piece, 16);
+          __pipeline_memcpy_async(kd, k_next + (NT / Q) * i * D, 16);
+        } else {
+          *reinterpret_cast<float4*>(ad) = make_float4(0.f, 0.f, 0.f, 0.f);
+          *reinterpret_cast<float4*>(kd) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < VP; ++i) {
+        if (C * QG % NT != 0 && tid + i * NT >= C * QG) break;
+        float* vd = base + v_dst0 + (NT / QG) * i * G;
+        if (cc == C || tv + (NT / QG) * i < cc) {
+          __pipeline_memcpy_async(vd, v_next + (NT / QG) * i * D, 16);
+        } else {
+          *reinterpret_cast<float4*>(vd) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+      a_next += static_cast<std::size_t>(C) * a_step;
+      k_next += static_cast<std::size_t>(C) * D;
+      v_next += static_cast<std::size_t>(C) * D;
+    }
+    __pipeline_commit();
+  }
+};
+
 // The frame of both passes: the thread's R x E tile of S from p.S (S_out: its
 // first entry), chunks [c_begin, c_end) in order through the ring, S_c to scratch
 // (sc: the tile's first entry in chunk 0's S_c; chunks D^2 apart), then
@@ -627,12 +703,7 @@ __global__ void __launch_bounds__(128, 1)
                               const float* __restrict__ kt_in, float* __restrict__ vt_r, float* __restrict__ sc_out) {
   using Sh = LaneDotShape<D, C, R>;
   constexpr int E = Sh::E, G = Sh::G, NT = Sh::NT, LK = Sh::LK;
-  constexpr int NG = D / G;           // row blocks of a head
-  constexpr int Q = D / 4;            // 16-byte pieces of a row
-  constexpr int PIECES = C * Q / NT;  // a^ and kt pieces per thread and chunk
-  constexpr int QG = G / 4;           // 16-byte pieces of the block's vt row
-  constexpr int VP = (C * QG + NT - 1) / NT;  // vt pieces per thread (the last sweep partial when C QG < NT)
-  static_assert(C * Q % NT == 0 && NT % Q == 0 && NT % QG == 0 && (C * QG <= NT || C * QG % NT == 0), "whole rows per sweep");
+  constexpr int NG = D / G;  // row blocks of a head
   extern __shared__ __align__(16) float smem[];
   float* Rs = smem + stages * Sh::buf_floats;  // r of the block's rows, [G][C]
   float* Ss = Rs + G * C;                      // S_c rows of the block, [G][D]
@@ -646,51 +717,7 @@ __global__ void __launch_bounds__(128, 1)
   const int i0 = grp * G + r0;    // ... within S
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
 
-  // The thread's pieces: steps tq + (NT/Q) i, 16 bytes at column 4 qq of a^ and kt;
-  // steps tv + (NT/QG) i, 16 bytes at block column 4 qv of vt.
-  const int tq = tid / Q, qq = tid % Q;
-  const int tv = tid / QG, qv = tid % QG;
-  const std::size_t a_step = static_cast<std::size_t>(H) * D;  // floats between consecutive steps of a head
-  const std::size_t a_piece = static_cast<std::size_t>(NT / Q) * a_step;
-  const int a_dst0 = tq * D + 4 * qq, k_dst0 = C * D + tq * LK + 4 * qq, v_dst0 = C * D + C * LK + tv * G + 4 * qv;
-  // Loads are issued for chunks c_begin, c_begin + 1, ... in order: the source
-  // pointers advance by a chunk per call.
-  const float* a_next = p.in.gate + row_index(b, tq, h, T, H) * D + 4 * qq + static_cast<std::size_t>(c_begin) * C * a_step;
-  const float* k_next = kt_in + (static_cast<std::size_t>(bh) * nc_steps + tq + static_cast<std::size_t>(c_begin) * C) * D + 4 * qq;
-  const float* v_next =
-      vt_r + (static_cast<std::size_t>(bh) * nc_steps + tv + static_cast<std::size_t>(c_begin) * C) * D + grp * G + 4 * qv;
-  auto load_chunk = [&](int c, int buf) {
-    if (c < c_end) {
-      float* base = smem + buf * Sh::buf_floats;
-      const int cc = min(C, T - c * C);
-#pragma unroll
-      for (int i = 0; i < PIECES; ++i) {
-        float* ad = base + a_dst0 + (NT / Q) * i * D;
-        float* kd = base + k_dst0 + (NT / Q) * i * LK;
-        if (cc == C || tq + (NT / Q) * i < cc) {  // rows past a short last chunk: zeros
-          __pipeline_memcpy_async(ad, a_next + i * a_piece, 16);
-          __pipeline_memcpy_async(kd, k_next + (NT / Q) * i * D, 16);
-        } else {
-          *reinterpret_cast<float4*>(ad) = make_float4(0.f, 0.f, 0.f, 0.f);
-          *reinterpret_cast<float4*>(kd) = make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < VP; ++i) {
-        if (C * QG % NT != 0 && tid + i * NT >= C * QG) break;
-        float* vd = base + v_dst0 + (NT / QG) * i * G;
-        if (cc == C || tv + (NT / QG) * i < cc) {
-          __pipeline_memcpy_async(vd, v_next + (NT / QG) * i * D, 16);
-        } else {
-          *reinterpret_cast<float4*>(vd) = make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-      }
-      a_next += static_cast<std::size_t>(C) * a_step;
-      k_next += static_cast<std::size_t>(C) * D;
-      v_next += static_cast<std::size_t>(C) * D;
-    }
-    __pipeline_commit();
-  };
+  ChunkLoader<D, C, G, NT, D, LK> load_chunk(smem, Sh::buf_floats, p, kt_in, vt_r, b, h, bh, grp * G, nc_steps, c_begin, c_end);
 
   // Per chunk (after S_c to scratch, for the readout):
   auto chunk = [&](float (&s)[R][E], const float* As, int t0, int cc) {
@@ -738,6 +765,8 @@ __global__ void __launch_bounds__(128, 1)
                          sc_out + (static_cast<std::size_t>(bh) * n_chunks * D + i0) * D + j0, smem, Sh::buf_floats, c_begin, c_end,
                          stages, T, load_chunk, chunk);
 }
+
+#include "scan_pass_dmma.cuh"  // v6: the pass on FP64 tensor cores (uses ChunkRing, row_index)
 
 // ---------------------------------------------------------------- kernel 3
 
@@ -962,6 +991,14 @@ struct LaneDotPass {  // v5: r's dot products whole in a lane
   static auto kernel() { return state_pass_lanedot_kernel<D, C, R>; }
 };
 
+template <int D, int C, int MT, int NW>
+struct DmmaPass {  // v6: r and the chunk's update as DMMA products
+  using Sh = DmmaPassShape<D, C, MT, NW>;
+  static constexpr int NT = Sh::NT, rows = Sh::G;
+  static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
+  static auto kernel() { return state_pass_dmma_kernel<D, C, MT, NW>; }
+};
+
 template <int D, int C, bool BF16, class Pass>
 void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
@@ -1047,6 +1084,23 @@ template <int D, int C, bool BF16>
 void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   constexpr int E0 = D >= 32 ? D / 32 : 1;
   const int r = cfg.rows, e = cfg.elems, g = cfg.group;
+  if (cfg.dmma != 0) {
+    if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for the v4 pass only");
+    if constexpr (D >= 32) {
+      if (cfg.dmma_warps == 4) {
+        if (cfg.dmma == 1) return launch_typed<D, C, BF16, DmmaPass<D, C, 1, 4>>(p, s, cfg, parts);
+        if (cfg.dmma == 2) return launch_typed<D, C, BF16, DmmaPass<D, C, 2, 4>>(p, s, cfg, parts);
+      }
+      if constexpr (D >= 64)
+        if (cfg.dmma_warps == 8) {
+          if (cfg.dmma == 1) return launch_typed<D, C, BF16, DmmaPass<D, C, 1, 8>>(p, s, cfg, parts);
+          if (cfg.dmma == 2) return launch_typed<D, C, BF16, DmmaPass<D, C, 2, 8>>(p, s, cfg, parts);
+        }
+    }
+    throw std::invalid_argument("scan state: DMMA pass with " + std::to_string(cfg.dmma) + " row tiles and " +
+                                std::to_string(cfg.dmma_warps) + " warps per block not built for D=" + std::to_string(D) +
+                                " (1 or 2 tiles of 8 rows; 4 warps at D >= 32, 8 at D >= 64)");
+  }
   if (cfg.lanedot) {
     if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for the v4 pass only");
     if constexpr (D >= 32) {
@@ -1135,11 +1189,23 @@ StateConfig state_config_pass(int B, int H, int D, int C, bool lanedot) {
 }
 
 StateConfig state_config(int B, int H, int D, int C) {
-  // v5 where it was measured faster than v4 in the same process (the H200 report
-  // above): D = 64 below 64 heads (stage -5% at T = 16,384 and 65,536). From 64
-  // heads on v5 was slower (B H = 1024: 11.48 ms at best against v4's 10.30), and
-  // D = 32 and 128 were not timed: v4 there.
-  return state_config_pass(B, H, D, C, D == 64 && static_cast<long long>(B) * H < 64);
+  // v6 (DMMA) where built (D >= 32), measured faster than v4 and v5 in the same
+  // process on the H200 (reports/gpu/2026-12-04-h200-scan-pass-dmma.md): below 64
+  // heads 8-row blocks (8 warps at D = 64: pass 0.411 ms at B = 1, H = 16, T = 16,384,
+  // against 0.427 with 4 warps and v5's 0.553; D = 32: 0.270 against v4's 0.706),
+  // from 64 heads on 16-row blocks of 4 warps (B = 8, H = 128, T = 4,096: 3.43 ms
+  // against v4's 4.38); a ring of 3. Its sums are those of the CPU twin
+  // (ref::run_chunked_scan<float, double>: the chunk's state products in double,
+  // rounded once). D = 16: v4 (per-step float updates; the twin's per_step policy).
+  if (D >= 32) {
+    const bool few_heads = static_cast<long long>(B) * H < 64;
+    StateConfig cfg = state_config_pass(B, H, D, C, false);
+    cfg.dmma = few_heads ? 1 : 2;
+    cfg.dmma_warps = few_heads && D >= 64 ? 8 : 4;
+    cfg.stages = 3;
+    return cfg;
+  }
+  return state_config_pass(B, H, D, C, false);
 }
 
 int state_segments(int T, int C, StateConfig cfg) { return segments_for(cfg, (T + C - 1) / C); }

@@ -34,11 +34,17 @@ struct StateConfig {
   // The S_ij FMAs are the same in the same order; r's sums differ in order from
   // v4's, so outputs agree to rounding, not bit for bit.
   bool lanedot = false;
+  // The v6 pass (scan_pass_dmma.cuh, D >= 32): r and each chunk's update as FP64
+  // tensor-core products, `dmma` (1 or 2) tiles of 8 rows per block; 0: v4 or v5 as
+  // above. The state between chunks is the same float quantity; inside a chunk the
+  // sums are in double, rounded once (outputs agree with v4/v5 to rounding).
+  int dmma = 0;
+  int dmma_warps = 4;  // warps of a v6 block: 4, or 8 at D >= 64 (r's product then split over S's columns at C = 32)
 };
 // The block shape for this shape with the v5 pass (lanedot; where built, D >= 32)
 // or with the v4 pass, as launch_state would choose it for that pass.
 StateConfig state_config_pass(int B, int H, int D, int C, bool lanedot);
-// What launch_state uses for this shape: v5 at D = 64 below 64 heads, v4 elsewhere.
+// What launch_state uses for this shape: v6 (DMMA) at D >= 32, v4 at D = 16.
 StateConfig state_config(int B, int H, int D, int C);
 // The number of pass segments launch_state_config uses for T steps in chunks of C.
 int state_segments(int T, int C, StateConfig cfg);

@@ -71,21 +71,26 @@ std::vector<Case> scan_cases() {
   return c;
 }
 
-// Every case at every chunk size in `sizes`, gate stage in GateScalar; returns
-// the fewest agreeing bits over cases, sizes and outputs.
+// Every case at every chunk size in `sizes`, gate stage in GateScalar, under both
+// state policies (the chunk's state products summed in GateScalar, as the kernels'
+// v6 pass; the per-step fmas, as v4); returns the fewest agreeing bits over cases,
+// sizes, policies and outputs.
 // `segments`: the segment lengths (chunks per factorisation of M_c) to run.
 template <class GateScalar>
 double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer_list<int> sizes,
                              std::initializer_list<int> segments = {1}) {
+  using vla::ref::ScanStatePolicy;
   double fewest = kBits;
   for (const auto& cs : scan_cases()) {
     const vla::Stream s = random_stream(d, seed++, cs.with_u);
     const auto rec = vla::ref::run_recurrent<mp>(s, cs.opt);
     for (int C : sizes)
       for (int L : segments)
-        fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L), rec,
-                                                        cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
-                                                            (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
+        for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step})
+          fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L, st), rec,
+                                                          cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
+                                                              (st == ScanStatePolicy::per_step ? " per-step" : "") +
+                                                              (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
   }
   return fewest;
 }

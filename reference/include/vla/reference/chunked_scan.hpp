@@ -10,14 +10,18 @@
 //
 // Given the gates, S's rows are independent: with T = I + strict_upper(Ah^T K),
 //   R = V T^{-1} - S_c K T^{-1}     (UT form: r_t = v_t - S_{t-1} k^_t exactly)
-// gives every residual of the chunk from the state entering it, and the chunk's
-// steps are the recurrence's own update S_t = S_{t-1} + r_t a^_t^T (entries
-// fma(r_i, a_j, S_ij): core::state_entry), norm ||S_t||_F and readout
-// S_t phi(q_t). A kernel runs the chunks' operands (T, K T^{-1}, V T^{-1}) in
-// parallel and only this pass over chunks in order, split over S's rows.
+// gives every residual of the chunk from the state entering it, and the state
+// entering the next chunk is S_c + R Ah^T; inside the chunk the steps replay the
+// recurrence's own update S_t = S_{t-1} + r_t a^_t^T (entries fma(r_i, a_j, S_ij):
+// core::state_entry) for the norm ||S_t||_F and readout S_t phi(q_t). A kernel
+// runs the chunks' operands (T, K T^{-1}, V T^{-1}) in parallel and only the pass
+// over chunks (R, S_c+1) in order, split over S's rows.
 //
 // GateScalar is the precision of the gate stage (the kernels: double); the
-// inputs enter it exactly and the gates are rounded to Scalar once. The
+// inputs enter it exactly and the gates are rounded to Scalar once. The state's
+// two chunk products (R, S_c+1) are summed in GateScalar too and rounded to
+// Scalar once, as the kernels' pass on FP64 tensor cores does (ScanStatePolicy;
+// per_step: the recurrence's per-step fmas, the kernels' pass at D = 16). The
 // normaliser is summed per chunk, then over chunks (n_c), then step by step
 // inside the chunk, as a kernel sums it.
 //
@@ -108,8 +112,17 @@ Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, 
   return normalised_gates(scan_woodbury<GateScalar, Structure>(scan_factor(Mc), U, K, opt).W, opt);
 }
 
+// How the state stage forms a chunk's residuals and the state it hands on (the
+// kernels' pass: v6 on FP64 tensor cores at D >= 32, v4 at D = 16; both agree with
+// the recurrence to the rounding of Scalar).
+enum class ScanStatePolicy {
+  chunk_products,  // R = fl(Vt - S_c Kt) and S_c+1 = fl(S_c + R Ah^T), each summed in GateScalar
+  per_step,        // R = Vt - S_c Kt in Scalar, S_c+1 from the chunk's per-step fmas in Scalar
+};
+
 template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
-Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1) {
+Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1,
+                                ScanStatePolicy state_policy = ScanStatePolicy::chunk_products) {
   using M = Mat<Scalar>;
   using MG = Mat<GateScalar>;
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
@@ -148,10 +161,22 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         const M Ah = normalised_gates(g.W, opt).template cast<Scalar>();
         M_prev = Mc;
         Mc += U * U.transpose();  // M_{c+1} = M_c + Gamma_c
-        // Stage 2: every residual of the chunk from S_c, then the chunk's steps.
+        // Stage 2: every residual of the chunk from S_c, then the chunk's steps. The chunk's two
+        // state products are summed in GateScalar and rounded to Scalar once (the kernels' pass on
+        // FP64 tensor cores, docs/CHUNKED.md 8.13): R = fl(Vt - S_c Kt), and the state handed to
+        // the next chunk S_c+1 = fl(S_c + R Ah^T); the steps below replay the chunk from S_c in
+        // Scalar for the per-step norm and readout, as the kernels' readout does.
         const M AKs = Ah.transpose() * in.K;  // AKs(i, t) = a^_i . k^_t
         const M Kt = Structure::state_solve(in.K, AKs), Vt = Structure::state_solve(in.V, AKs);
-        const M R = Vt - Structure::residual_state(S, S_prev) * Kt;
+        const bool products = state_policy == ScanStatePolicy::chunk_products;
+        const M R = products ? M((Vt.template cast<GateScalar>() -
+                                  Structure::residual_state(S, S_prev).template cast<GateScalar>() * Kt.template cast<GateScalar>())
+                                     .template cast<Scalar>())
+                             : M(Vt - Structure::residual_state(S, S_prev) * Kt);
+        const M S_next =
+            products ? M((S.template cast<GateScalar>() + R.template cast<GateScalar>() * Ah.template cast<GateScalar>().transpose())
+                             .template cast<Scalar>())
+                     : M();
         S_prev = S;
         Vec n = Structure::normaliser_prefix(n_c, n_prev);
         for (int t = 0; t < len; ++t) {
@@ -169,6 +194,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
           r.state_norm[on] = core::vsqrt(n2);
           r.gate_cos[on] = Ah.col(t).dot(in.K.col(t));
         }
+        if (products) S = S_next;  // per_step: S is the steps' own result
         n_prev = n_c;
         n_c += in.PhiK.rowwise().sum();  // sigma_c: the chunk's sum, then added to the prefix
       }
