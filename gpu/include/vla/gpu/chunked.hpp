@@ -14,7 +14,9 @@
 //   chunked-scan-fp32, chunked-scan-bf16  the chunk-parallel form (docs/CHUNKED.md,
 //                 section 8): the gate stage in double (Gram prefix, Cholesky of
 //                 each chunk's M_c, in-chunk Woodbury), rounded to float once;
-//                 the state in float (SIMT); float, or bf16 in and out.
+//                 the state in float between chunks (the pass's two products per
+//                 chunk on FP64 tensor cores at D >= 32, rounded to float once:
+//                 docs/CHUNKED.md 8.13); float, or bf16 in and out.
 // The carried kinds' twin is vla::ref::run_chunked<float, Ops> with Ops the operand rounding:
 // the same maths as the reference, only the products' operands rounded. It is
 // not bitwise equal to the kernel (tensor-core accumulation order is the
