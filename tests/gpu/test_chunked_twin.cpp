@@ -288,3 +288,25 @@ TEST(ChunkedTwin, UnnormalisedKeysBreakTf32Operands) {
   EXPECT_TRUE(v32.pass) << v32.summary();
   EXPECT_THROW(impl::run_chunked(s, o, ChunkedKind::tf32, impl::Device::cpu, 32), std::invalid_argument);
 }
+
+// The scan kinds' twin forms the state as the kernels' pass does (docs/CHUNKED.md
+// 8.13): each chunk's products summed in double and rounded once at D >= 32 (the
+// v6 pass on FP64 tensor cores), the per-step float fmas at D = 16 (v4). Bitwise
+// equal to the reference under that policy, and the other policy is seen (the
+// final state differs in some bit), so a twin that ignored the policy would fail.
+TEST(ChunkedTwin, ScanStatePolicyFollowsTheKernelsPass) {
+  for (int D : {16, 32}) {
+    const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, D, 31 + D), impl::Kind::fp32);
+    const Options opt;
+    const int C = 32;
+    const Outputs twin = gpu::run_scan_twin(s, opt, C, false);
+    const auto policy = D >= 32 ? ref::ScanStatePolicy::chunk_products : ref::ScanStatePolicy::per_step;
+    const auto other = D >= 32 ? ref::ScanStatePolicy::per_step : ref::ScanStatePolicy::chunk_products;
+    const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), policy), false);
+    const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), other), false);
+    ASSERT_EQ(twin.S.size(), same.S.size());
+    EXPECT_EQ(twin.S, same.S) << "D=" << D;
+    EXPECT_EQ(twin.o, same.o) << "D=" << D;
+    EXPECT_NE(twin.S, diff.S) << "D=" << D << ": the two state policies gave the same bits";
+  }
+}
