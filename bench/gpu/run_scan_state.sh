@@ -29,7 +29,7 @@ log=$out/scan_state.log
 } >"$log" 2>&1
 if [ ! -x "$bin" ] || [ "${BUILD_ONLY:-0}" = 1 ]; then
   flags=(-arch=sm_90 -O3 -std=c++20 --fmad=false -prec-div=true -prec-sqrt=true -ftz=false -Xcompiler -ffp-contract=off
-         -Icore/include -Igpu/include -Igpu/cuda -lineinfo)
+         -Icore/include -Igpu/include -Igpu/cuda -Ireference/include -lineinfo)
   t0=$(date +%s)
   nvcc "${flags[@]}" -Xptxas=-warn-spills -c gpu/cuda/scan_state.cu -o $pre/scan_state.o >>"$log" 2>&1 &
   nvcc "${flags[@]}" -c bench/gpu/scan_state_check.cu -o $pre/scan_state_check.o >>"$log" 2>&1 &

@@ -84,6 +84,7 @@
 #include "scan_state.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
+#include "vla/reference/scan_state_policy.hpp"
 
 namespace vla::gpu::scan {
 namespace {
@@ -1196,8 +1197,9 @@ StateConfig state_config(int B, int H, int D, int C) {
   // from 64 heads on 16-row blocks of 4 warps (B = 8, H = 128, T = 4,096: 3.43 ms
   // against v4's 4.38); a ring of 3. Its sums are those of the CPU twin
   // (ref::run_chunked_scan<float, double>: the chunk's state products in double,
-  // rounded once). D = 16: v4 (per-step float updates; the twin's per_step policy).
-  if (D >= 32) {
+  // rounded once): ref::scan_state_policy makes the choice for both. D = 16: v4
+  // (per-step float updates; the twin's per_step policy).
+  if (ref::scan_state_policy(D) == ref::ScanStatePolicy::chunk_products) {
     const bool few_heads = static_cast<long long>(B) * H < 64;
     StateConfig cfg = state_config_pass(B, H, D, C, false);
     cfg.dmma = few_heads ? 1 : 2;

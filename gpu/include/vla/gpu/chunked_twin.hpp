@@ -66,13 +66,14 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 // in the kernels' segments (ref::scan_segment_chunks(C) chunks per factorisation of
 // M_c, A_c carried in between: 8.10), with structure policy Structure
 // (ref::ScanStructure in production; the gate's scan mutants replace one of its hooks).
-// The state's chunk products as the kernels' pass forms them (8.13): summed in
-// double and rounded once at D >= 32 (the v6 pass on FP64 tensor cores), per-step
-// float fmas at D = 16 (the v4 pass).
+// The state's chunk products as the kernels' pass forms them (8.13,
+// ref::scan_state_policy, the launcher's choice too): summed in double and rounded
+// once at D >= 32 (the v6 pass on FP64 tensor cores), per-step float fmas at D = 16 (v4).
 template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
-  const ref::ScanStatePolicy state = rounded.dims.Dk >= 32 ? ref::ScanStatePolicy::chunk_products : ref::ScanStatePolicy::per_step;
-  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C), state), bf16_out);
+  return twin_outputs(
+      ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C), ref::scan_state_policy(rounded.dims.Dk)),
+      bf16_out);
 }
 
 }  // namespace vla::gpu

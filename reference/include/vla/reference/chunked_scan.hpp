@@ -45,7 +45,8 @@
 #include <string>
 
 #include "vla/reference/chunked.hpp"
-#include "vla/reference/scan_segment.hpp"  // scan_segment_chunks: the kernels' segment
+#include "vla/reference/scan_segment.hpp"       // scan_segment_chunks: the kernels' segment
+#include "vla/reference/scan_state_policy.hpp"  // ScanStatePolicy: how the state's chunk products are summed
 
 namespace vla::ref {
 
@@ -111,14 +112,6 @@ template <class GateScalar, class Structure = ScanStructure>
 Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, const Mat<GateScalar>& K, const Options& opt) {
   return normalised_gates(scan_woodbury<GateScalar, Structure>(scan_factor(Mc), U, K, opt).W, opt);
 }
-
-// How the state stage forms a chunk's residuals and the state it hands on (the
-// kernels' pass: v6 on FP64 tensor cores at D >= 32, v4 at D = 16; both agree with
-// the recurrence to the rounding of Scalar).
-enum class ScanStatePolicy {
-  chunk_products,  // R = fl(Vt - S_c Kt) and S_c+1 = fl(S_c + R Ah^T), each summed in GateScalar
-  per_step,        // R = Vt - S_c Kt in Scalar, S_c+1 from the chunk's per-step fmas in Scalar
-};
 
 template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
 Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1,
