@@ -910,7 +910,7 @@ __device__ __forceinline__ void cluster_s_block_sf(ClusterSmem<Tr, Prec>& cs, co
 }
 
 template <class Tr, class Prec, class Probe = ClusterNoProbe>
-__global__ void __launch_bounds__(Tr::BLOCK, 1) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
+__global__ void __launch_bounds__(Tr::BLOCK, Tr::MIN_BLOCKS) vla_fused_cluster_kernel(const __grid_constant__ FusedParams p) {
   static_assert(Tr::NT >= 4 * InputCopies<Tr, Prec>::kChunksPerVec, "one 16-byte copy per thread and step at most");
   static_assert(kRing <= Tr::NT, "one thread per ring slot initialises its mbarrier");
   extern __shared__ __align__(16) unsigned char vla_smem[];
@@ -987,10 +987,13 @@ void launch_cluster(const FusedParams& p, cudaStream_t stream) {
   VLA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, vla_fused_cluster_kernel<Tr, Prec>, p));
 }
 
-// Clusters of the kernel that run at once on the current device with every
-// block on an SM of its own (the layout is for a mostly idle GPU: blocks that
-// share an SM share its issue slots): the smaller of the occupancy calculator's
-// active clusters and SMs / blocks per cluster.
+// Clusters of the kernel that run at once on the current device (the
+// occupancy calculator's active clusters: blocks of different heads share an
+// SM where registers and shared memory allow). The automatic choice gives the
+// cluster layout every launch of at most this many heads: measured on the H200
+// (reports/gpu/FLOOR.md, "The layouts' reach"), sharing SMs costs a head little
+// (D = 64: 0.48 us per step alone, 0.56 at 64 heads, co-resident up to 79),
+// while one head more than fits runs a second wave (D = 64, 88 heads: 1.02).
 template <class Tr, class Prec>
 int cluster_wave() {
   static const int n = [] {
@@ -1001,10 +1004,7 @@ int cluster_wave() {
     VLA_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, vla_fused_cluster_kernel<Tr, Prec>, &cfg));
     return clusters;
   }();
-  int dev = 0, sms = 0;
-  VLA_CUDA_CHECK(cudaGetDevice(&dev));
-  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return n < sms / Tr::CLUSTER ? n : sms / Tr::CLUSTER;
+  return n;
 }
 
 template <class Tr, class Prec>
@@ -1017,7 +1017,10 @@ KernelInfo cluster_kernel_info() {
   k.registers = attr.numRegs;
   k.shared_bytes = cluster_smem_bytes<Tr, Prec>();
   k.local_bytes = static_cast<int>(attr.localSizeBytes);
-  k.blocks_per_sm = 1;
+  // Blocks per SM as the occupancy calculator counts them for this block size (clusters also need
+  // their blocks on one GPC: wave_clusters is what runs at once).
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, vla_fused_cluster_kernel<Tr, Prec>, Tr::BLOCK,
+                                                               cluster_smem_bytes<Tr, Prec>()));
   k.cluster_blocks = Tr::CLUSTER;
   k.wave_clusters = cluster_wave<Tr, Prec>();
   k.layout = FusedLayout::cluster;

@@ -791,34 +791,50 @@ long long wave_blocks() {
 }
 
 // Whether launch p at head dimension D runs the many-heads layout: asked for,
-// or (automatic) its B*H blocks exceed one wave of the few-heads layout and a
-// wave of the many-heads one holds more (else the faster blocks win: D = 16,
-// where shared memory bounds both alike). Where the few-heads layout is
-// unsplit already (D = 128) it is the only one.
+// or (automatic; the launches that the cluster layout does not take) at D = 32
+// and 64 always, elsewhere where its B*H blocks exceed one wave of the few-heads
+// layout and a wave of the many-heads one holds more. Measured on the H200
+// (reports/gpu/FLOOR.md, "The layouts' reach"; 44 to 256 heads, T = 4096, fp32):
+// the many-heads blocks are faster at D = 32 (0.64 against 0.70 us per step) and
+// D = 64 (0.87 against 0.96) at every count of heads, slower at D = 16 (0.64
+// against 0.57). Where the few-heads layout is unsplit already (D = 128) it is
+// the only one.
 template <int D, class Prec>
 bool many_heads(const FusedParams& p) {
   if constexpr (!FusedTraits<D>::SPLIT) return false;
   if (p.layout == FusedLayout::few_heads) return false;
   if (p.layout == FusedLayout::many_heads) return true;
+  if constexpr (D == 32 || D == 64) return true;
   const long long few = wave_blocks<FusedTraits<D>, Prec>();
   return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
 }
 
-// Whether launch p at head dimension D runs the cluster layout (kernel v6):
-// asked for, or (automatic) its B*H clusters run at once (one wave); beyond, the
-// choice of many_heads.
+// The cluster kernel (kernel v8) that launch p at head dimension D runs, if any:
+// asked for, or (automatic) where its B*H clusters run at once (one wave, SMs
+// shared where they fit: cluster_wave), the shipped build while its wave holds
+// them, else (D = 32) the build for four blocks per SM while its wave does;
+// beyond, none (the choice of many_heads). Asked for beyond every wave, the
+// build with the larger wave.
+enum class ClusterBuild { none, shipped, packed };
 template <int D, class Prec>
-bool cluster_layout(const FusedParams& p) {
-  if (p.layout == FusedLayout::cluster) return true;
-  if (p.layout != FusedLayout::automatic) return false;
-  return static_cast<long long>(p.B) * p.H <= cluster_wave<FusedTraitsClusterShipped<D>, Prec>();
+ClusterBuild cluster_build(const FusedParams& p) {
+  if (p.layout != FusedLayout::cluster && p.layout != FusedLayout::automatic) return ClusterBuild::none;
+  const long long heads = static_cast<long long>(p.B) * p.H;
+  if (heads <= cluster_wave<FusedTraitsClusterShipped<D>, Prec>()) return ClusterBuild::shipped;
+  if constexpr (kClusterPacked<D>) {
+    if (p.layout == FusedLayout::cluster || heads <= cluster_wave<FusedTraitsClusterPacked<D>, Prec>()) return ClusterBuild::packed;
+  }
+  return p.layout == FusedLayout::cluster ? ClusterBuild::shipped : ClusterBuild::none;
 }
 
 // Launches the kernel for head dimension D and precision Prec in the layout
-// cluster_layout, else many_heads, chooses.
+// cluster_build, else many_heads, chooses.
 template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
-  if (cluster_layout<D, Prec>(p)) return launch_cluster<FusedTraitsClusterShipped<D>, Prec>(p, stream);
+  const ClusterBuild cb = cluster_build<D, Prec>(p);
+  if (cb == ClusterBuild::shipped) return launch_cluster<FusedTraitsClusterShipped<D>, Prec>(p, stream);
+  if constexpr (kClusterPacked<D>)
+    if (cb == ClusterBuild::packed) return launch_cluster<FusedTraitsClusterPacked<D>, Prec>(p, stream);
   if constexpr (FusedTraits<D>::SPLIT)
     if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
   launch_layout<FusedTraits<D>, Prec>(p, stream);
@@ -842,7 +858,10 @@ KernelInfo kernel_info_layout() {
 // The kernel that launch p runs: its resources and its layout.
 template <int D, class Prec>
 KernelInfo kernel_info_typed(const FusedParams& p) {
-  if (cluster_layout<D, Prec>(p)) return cluster_kernel_info<FusedTraitsClusterShipped<D>, Prec>();
+  const ClusterBuild cb = cluster_build<D, Prec>(p);
+  if (cb == ClusterBuild::shipped) return cluster_kernel_info<FusedTraitsClusterShipped<D>, Prec>();
+  if constexpr (kClusterPacked<D>)
+    if (cb == ClusterBuild::packed) return cluster_kernel_info<FusedTraitsClusterPacked<D>, Prec>();
   if constexpr (FusedTraits<D>::SPLIT) {
     if (many_heads<D, Prec>(p)) {
       KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();

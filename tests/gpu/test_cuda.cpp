@@ -62,6 +62,9 @@ struct Case {
   Options opt;
   ts::Family fam = ts::Family::gaussian;
   bool with_u = false;
+  // Run in the launcher's automatic choice and the forced cluster layout only (more heads than the
+  // shipped cluster build's wave: at D = 32 both take the build for four blocks per SM).
+  bool wide = false;
   // Bitwise agreement with the twin is required when no expf is evaluated
   // (identity map, or elu1 on positive inputs): then every operation is
   // correctly rounded on both sides and the order is the same.
@@ -82,7 +85,10 @@ std::vector<impl::FusedLayout> layouts_for(int D) {
 }
 
 const char* layout_tag(impl::FusedLayout l) {
-  return l == impl::FusedLayout::cluster ? " cluster" : l == impl::FusedLayout::many_heads ? " many" : " few";
+  return l == impl::FusedLayout::cluster      ? " cluster"
+         : l == impl::FusedLayout::many_heads ? " many"
+         : l == impl::FusedLayout::automatic  ? " auto"
+                                              : " few";
 }
 
 constexpr Kind kKinds[] = {Kind::fp32, Kind::bf16, Kind::bf16_state};
@@ -101,7 +107,9 @@ void run_case(const Case& c, std::uint64_t seed, unsigned kinds) {
       const ts::Baselines base = ts::baselines(s, c.opt, kind);
       const Outputs ref = ts::reference_double(s, c.opt);
       const auto prec = accuracy::precision_of(kind);
-      for (impl::FusedLayout layout : layouts_for(c.D)) {
+      const std::vector<impl::FusedLayout> layouts =
+          c.wide ? std::vector<impl::FusedLayout>{impl::FusedLayout::automatic, impl::FusedLayout::cluster} : layouts_for(c.D);
+      for (impl::FusedLayout layout : layouts) {
         ++cases;
         const std::string tag = tag0 + layout_tag(layout);
         try {
@@ -127,9 +135,12 @@ void run_case(const Case& c, std::uint64_t seed, unsigned kinds) {
 
 #if defined(VLA_HAVE_CUDA)
 // The launcher's automatic choice: the cluster layout while B*H clusters run at
-// once with a block per SM (B = H = 1 always does, one more head than that does not);
-// beyond (2^20 heads never fit in one wave), the many-heads one where D has two
-// and it fits more blocks per SM.
+// once (B = H = 1 always does; at D = 32 one head more than the shipped build's
+// wave takes the build for four blocks per SM, whose wave is larger; one head more
+// than the last wave does not); beyond, at D = 32 and 64 the many-heads layout
+// (measured faster there at every count of heads), and at 2^20 heads (never one
+// wave) the many-heads one where D has two and it fits more blocks per SM, else
+// few-heads.
 void check_automatic_layout() {
   for (int D : {16, 32, 64, 128})
     for (Kind kind : {Kind::fp32, Kind::bf16, Kind::bf16_state}) {
@@ -146,19 +157,34 @@ void check_automatic_layout() {
       p.H = one.wave_clusters;
       const auto full = gpu::fused_kernel_info(p, kind);
       p.H = one.wave_clusters + 1;
-      const auto over = gpu::fused_kernel_info(p, kind);
+      auto over = gpu::fused_kernel_info(p, kind);
+      // The packed build (D = 32): a larger wave, fewer registers; then its own wave's end.
+      const bool packed = over.layout == impl::FusedLayout::cluster;
+      const bool packed_ok = !packed || (D == 32 && over.wave_clusters > one.wave_clusters && over.registers < one.registers);
+      const int reach = packed ? over.wave_clusters : one.wave_clusters;
+      if (packed) {
+        p.H = reach;
+        const auto last = gpu::fused_kernel_info(p, kind);
+        p.H = reach + 1;
+        over = gpu::fused_kernel_info(p, kind);
+        if (last.layout != impl::FusedLayout::cluster) fail("automatic layout D=32: not the cluster layout at the packed build's wave");
+      }
       p.B = p.H = 1024;
       const auto wide = gpu::fused_kernel_info(p, kind);
-      const auto expect = many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
+      const bool many_first = D == 32 || D == 64;
+      const auto expect = many_first || many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
       const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
-      const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 &&
-                      full.layout == impl::FusedLayout::cluster && over.layout != impl::FusedLayout::cluster && wide.layout == expect;
-      std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave; few-heads %d threads %d blocks/SM, many-heads %d threads %d "
-                  "blocks/SM; B*H=2^20 runs %s\n",
-                  ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, few.threads, few.blocks_per_sm,
+      const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 && packed_ok &&
+                      full.layout == impl::FusedLayout::cluster && over.layout != impl::FusedLayout::cluster &&
+                      (!many_first || over.layout == impl::FusedLayout::many_heads) && wide.layout == expect;
+      std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave (%d registers; up to %d heads in one wave); few-heads %d threads "
+                  "%d blocks/SM, many-heads %d threads %d blocks/SM; B*H=2^20 runs %s\n",
+                  ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, one.registers, reach, few.threads,
+                  few.blocks_per_sm,
                   many.threads, many.blocks_per_sm, wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
       if (!ok)
-        fail(tag + ": not the cluster layout up to one wave of clusters and, at B*H=2^20, the layout with more blocks per SM");
+        fail(tag + ": not the cluster layout up to one wave of clusters (the packed build's at D = 32 only, with fewer registers and "
+                   "a larger wave), then many-heads at D = 32 and 64 and, at B*H=2^20, the layout with more blocks per SM elsewhere");
     }
 }
 #endif
@@ -182,6 +208,7 @@ std::vector<Case> cases_for(bool quick) {
       cs.push_back({"identity", 1, 9, 2, D, identity});
     }
     cs.push_back({"identity-v3", 1, 45, 3, 32, identity_v3});
+    cs.push_back({"paper-wide", 2, 33, 70, 32, paper, ts::Family::gaussian, false, true});
     return cs;
   }
   // T in {1, 2, 63, 64, 65, 1000, 4096}; B*H = 15 or 7 (not a multiple of anything).
@@ -202,6 +229,10 @@ std::vector<Case> cases_for(bool quick) {
     cs.push_back({"identity-v3", 2, 300, 3, D, identity_v3});
   }
   for (int D : {16, 64}) cs.push_back({"identity-floor", 2, 100, 3, D, identity_floor});
+  // 140 and 150 heads at D = 32: beyond the shipped cluster build's wave (124 on the H200), inside the
+  // packed build's (163); identity: bit for bit with the twin.
+  cs.push_back({"paper-wide", 2, 200, 70, 32, paper, ts::Family::gaussian, false, true});
+  cs.push_back({"identity-wide", 3, 65, 50, 32, identity, ts::Family::gaussian, false, true});
   // Each remaining option on its own (D = 32): normalisation variants, raw readout.
   for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
     Options o = paper;

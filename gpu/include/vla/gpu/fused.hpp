@@ -66,8 +66,8 @@ void launch_fused(const FusedParams& p, impl::Kind kind, void* stream);
 // Registers, shared memory, threads and layout (few_heads, many_heads or
 // FusedLayout::cluster) of the kernel that launch p of `kind` runs (p.B, p.H, p.D
 // and p.layout are read); for the cluster layout its blocks per cluster and the
-// clusters that run at once with a block per SM (the most that the automatic
-// choice gives the cluster layout).
+// clusters that run at once, blocks of several heads sharing an SM where they fit
+// (the most heads that the automatic choice gives the cluster layout).
 struct KernelInfo {
   int threads = 0, registers = 0, shared_bytes = 0, local_bytes = 0, blocks_per_sm = 0;
   int cluster_blocks = 1, wave_clusters = 0;

@@ -105,8 +105,8 @@ struct FusedTraitsManyHeads<64> : FusedTraitsUnsplit<64, 2> {};
 // step's z on an mbarrier that the A warps arrive on (z and w in rings of a chunk's
 // slots). Same arithmetic in every variant: the same twin.
 template <int D, int NS_ = 2, bool GATE_WARP_ = false, bool FEATURE_WARP_ = false, bool FEATURE_COPIES_ = false,
-          bool S_FEATURES_ = false, bool SMEM_TREES_ = false, bool PAPER_LOOP_ = false, int FREE_GATES_ = 0>
-struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false> {
+          bool S_FEATURES_ = false, bool SMEM_TREES_ = false, bool PAPER_LOOP_ = false, int FREE_GATES_ = 0, int MIN_BLOCKS_ = 1>
+struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D>::G, false, MIN_BLOCKS_> {
   static constexpr int NS = NS_;               // S blocks
   static constexpr int CLUSTER = 1 + NS;       // blocks per cluster (per head)
   static constexpr int SR = FusedTraitsCluster::R / NS;  // rows per thread of an S block
@@ -134,5 +134,14 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
 // to the twin; H200 2026-12-03, B=1 H=16 T=16384 fp32 D=64 0.479 us/step (v6c 0.555).
 template <int D>
 using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true, true, false, true>;
+// The same kernel compiled for four blocks per SM (80 registers instead of 96 at D = 32, a few
+// bytes spilled in fp32): 163 clusters run at once on the H200 instead of 124, so up to 163 heads
+// run in one wave; one head costs ~5% more (fp32 0.317 against 0.302 us per step at 16 heads), so
+// the launcher takes it only beyond the shipped kernel's wave (reports/gpu/FLOOR.md, "The layouts'
+// reach"). D = 32 only: at D = 64 and 128 shared memory, not registers, bounds the blocks per SM.
+template <int D>
+using FusedTraitsClusterPacked = FusedTraitsCluster<D, 2, true, true, true, true, false, true, 0, 4>;
+template <int D>
+constexpr bool kClusterPacked = D == 32;
 
 }  // namespace vla::gpu
