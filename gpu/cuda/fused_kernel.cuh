@@ -812,17 +812,17 @@ bool many_heads(const FusedParams& p) {
 // The cluster kernel (kernel v8) that launch p at head dimension D runs, if any:
 // asked for, or (automatic) where its B*H clusters run at once (one wave, SMs
 // shared where they fit: cluster_wave), the shipped build while its wave holds
-// them, else (D = 32) the build for four blocks per SM while its wave does;
-// beyond, none (the choice of many_heads). Asked for beyond every wave, the
-// build with the larger wave.
-enum class ClusterBuild { none, shipped, packed };
+// them, else (D = 32, 64) the wide build (FusedTraitsClusterWide) while its wave
+// does; beyond, none (the choice of many_heads). Asked for beyond every wave,
+// the build with the larger wave.
+enum class ClusterBuild { none, shipped, wide };
 template <int D, class Prec>
 ClusterBuild cluster_build(const FusedParams& p) {
   if (p.layout != FusedLayout::cluster && p.layout != FusedLayout::automatic) return ClusterBuild::none;
   const long long heads = static_cast<long long>(p.B) * p.H;
   if (heads <= cluster_wave<FusedTraitsClusterShipped<D>, Prec>()) return ClusterBuild::shipped;
-  if constexpr (kClusterPacked<D>) {
-    if (p.layout == FusedLayout::cluster || heads <= cluster_wave<FusedTraitsClusterPacked<D>, Prec>()) return ClusterBuild::packed;
+  if constexpr (kClusterWide<D>) {
+    if (p.layout == FusedLayout::cluster || heads <= cluster_wave<FusedTraitsClusterWide<D>, Prec>()) return ClusterBuild::wide;
   }
   return p.layout == FusedLayout::cluster ? ClusterBuild::shipped : ClusterBuild::none;
 }
@@ -833,8 +833,8 @@ template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
   const ClusterBuild cb = cluster_build<D, Prec>(p);
   if (cb == ClusterBuild::shipped) return launch_cluster<FusedTraitsClusterShipped<D>, Prec>(p, stream);
-  if constexpr (kClusterPacked<D>)
-    if (cb == ClusterBuild::packed) return launch_cluster<FusedTraitsClusterPacked<D>, Prec>(p, stream);
+  if constexpr (kClusterWide<D>)
+    if (cb == ClusterBuild::wide) return launch_cluster<FusedTraitsClusterWide<D>, Prec>(p, stream);
   if constexpr (FusedTraits<D>::SPLIT)
     if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
   launch_layout<FusedTraits<D>, Prec>(p, stream);
@@ -860,8 +860,8 @@ template <int D, class Prec>
 KernelInfo kernel_info_typed(const FusedParams& p) {
   const ClusterBuild cb = cluster_build<D, Prec>(p);
   if (cb == ClusterBuild::shipped) return cluster_kernel_info<FusedTraitsClusterShipped<D>, Prec>();
-  if constexpr (kClusterPacked<D>)
-    if (cb == ClusterBuild::packed) return cluster_kernel_info<FusedTraitsClusterPacked<D>, Prec>();
+  if constexpr (kClusterWide<D>)
+    if (cb == ClusterBuild::wide) return cluster_kernel_info<FusedTraitsClusterWide<D>, Prec>();
   if constexpr (FusedTraits<D>::SPLIT) {
     if (many_heads<D, Prec>(p)) {
       KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();

@@ -63,7 +63,7 @@ struct Case {
   ts::Family fam = ts::Family::gaussian;
   bool with_u = false;
   // Run in the launcher's automatic choice and the forced cluster layout only (more heads than the
-  // shipped cluster build's wave: at D = 32 both take the build for four blocks per SM).
+  // shipped cluster build's wave: at D = 32 and 64 both take the wide build, FusedTraitsClusterWide).
   bool wide = false;
   // Bitwise agreement with the twin is required when no expf is evaluated
   // (identity map, or elu1 on positive inputs): then every operation is
@@ -135,9 +135,9 @@ void run_case(const Case& c, std::uint64_t seed, unsigned kinds) {
 
 #if defined(VLA_HAVE_CUDA)
 // The launcher's automatic choice: the cluster layout while B*H clusters run at
-// once (B = H = 1 always does; at D = 32 one head more than the shipped build's
-// wave takes the build for four blocks per SM, whose wave is larger; one head more
-// than the last wave does not); beyond, at D = 32 and 64 the many-heads layout
+// once (B = H = 1 always does; at D = 32 and 64 one head more than the shipped
+// build's wave takes the wide build, whose wave is larger; one head more than the
+// last wave does not); beyond, at D = 32 and 64 the many-heads layout
 // (measured faster there at every count of heads), and at 2^20 heads (never one
 // wave) the many-heads one where D has two and it fits more blocks per SM, else
 // few-heads.
@@ -158,32 +158,32 @@ void check_automatic_layout() {
       const auto full = gpu::fused_kernel_info(p, kind);
       p.H = one.wave_clusters + 1;
       auto over = gpu::fused_kernel_info(p, kind);
-      // The packed build (D = 32): a larger wave, fewer registers; then its own wave's end.
-      const bool packed = over.layout == impl::FusedLayout::cluster;
-      const bool packed_ok = !packed || (D == 32 && over.wave_clusters > one.wave_clusters && over.registers < one.registers);
-      const int reach = packed ? over.wave_clusters : one.wave_clusters;
-      if (packed) {
+      // The wide build (D = 32, 64): a larger wave; then its own wave's end.
+      const bool wide_build = over.layout == impl::FusedLayout::cluster;
+      const bool wide_ok = !wide_build || ((D == 32 || D == 64) && over.wave_clusters > one.wave_clusters);
+      const int reach = wide_build ? over.wave_clusters : one.wave_clusters;
+      if (wide_build) {
         p.H = reach;
         const auto last = gpu::fused_kernel_info(p, kind);
         p.H = reach + 1;
         over = gpu::fused_kernel_info(p, kind);
-        if (last.layout != impl::FusedLayout::cluster) fail("automatic layout D=32: not the cluster layout at the packed build's wave");
+        if (last.layout != impl::FusedLayout::cluster) fail("automatic layout D=" + std::to_string(D) + ": not the cluster layout at the wide build's wave");
       }
       p.B = p.H = 1024;
       const auto wide = gpu::fused_kernel_info(p, kind);
       const bool many_first = D == 32 || D == 64;
       const auto expect = many_first || many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
       const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
-      const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 && packed_ok &&
+      const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 && wide_ok &&
                       full.layout == impl::FusedLayout::cluster && over.layout != impl::FusedLayout::cluster &&
                       (!many_first || over.layout == impl::FusedLayout::many_heads) && wide.layout == expect;
-      std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave (%d registers; up to %d heads in one wave); few-heads %d threads "
+      std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave (%d registers; up to %d heads in one wave, wide build included); few-heads %d threads "
                   "%d blocks/SM, many-heads %d threads %d blocks/SM; B*H=2^20 runs %s\n",
                   ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, one.registers, reach, few.threads,
                   few.blocks_per_sm,
                   many.threads, many.blocks_per_sm, wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
       if (!ok)
-        fail(tag + ": not the cluster layout up to one wave of clusters (the packed build's at D = 32 only, with fewer registers and "
+        fail(tag + ": not the cluster layout up to one wave of clusters (the wide build's at D = 32 and 64 only, with "
                    "a larger wave), then many-heads at D = 32 and 64 and, at B*H=2^20, the layout with more blocks per SM elsewhere");
     }
 }
@@ -209,6 +209,7 @@ std::vector<Case> cases_for(bool quick) {
     }
     cs.push_back({"identity-v3", 1, 45, 3, 32, identity_v3});
     cs.push_back({"paper-wide", 2, 33, 70, 32, paper, ts::Family::gaussian, false, true});
+    cs.push_back({"paper-wide", 2, 33, 45, 64, paper, ts::Family::gaussian, false, true});
     return cs;
   }
   // T in {1, 2, 63, 64, 65, 1000, 4096}; B*H = 15 or 7 (not a multiple of anything).
@@ -229,10 +230,12 @@ std::vector<Case> cases_for(bool quick) {
     cs.push_back({"identity-v3", 2, 300, 3, D, identity_v3});
   }
   for (int D : {16, 64}) cs.push_back({"identity-floor", 2, 100, 3, D, identity_floor});
-  // 140 and 150 heads at D = 32: beyond the shipped cluster build's wave (124 on the H200), inside the
-  // packed build's (163); identity: bit for bit with the twin.
+  // Beyond the shipped cluster build's wave, inside the wide build's (H200: D = 32 124 and 163, D = 64
+  // 79 and more than 128): 140 and 150 heads at D = 32, 90 and 120 at D = 64; identity: bit for bit with the twin.
   cs.push_back({"paper-wide", 2, 200, 70, 32, paper, ts::Family::gaussian, false, true});
   cs.push_back({"identity-wide", 3, 65, 50, 32, identity, ts::Family::gaussian, false, true});
+  cs.push_back({"paper-wide", 2, 100, 45, 64, paper, ts::Family::gaussian, false, true});
+  cs.push_back({"identity-wide", 3, 65, 40, 64, identity, ts::Family::gaussian, false, true});
   // Each remaining option on its own (D = 32): normalisation variants, raw readout.
   for (Normalize nz : {Normalize::key, Normalize::gate, Normalize::none}) {
     Options o = paper;

@@ -11,6 +11,8 @@
 // communication.
 #pragma once
 
+#include <type_traits>
+
 namespace vla::gpu {
 
 template <int D_, int NT_, int G_, bool SPLIT_ = true, int MIN_BLOCKS_ = 1>
@@ -134,14 +136,29 @@ struct FusedTraitsCluster : FusedTraitsBase<D, FusedTraits<D>::NT, FusedTraits<D
 // to the twin; H200 2026-12-03, B=1 H=16 T=16384 fp32 D=64 0.479 us/step (v6c 0.555).
 template <int D>
 using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true, true, false, true>;
-// The same kernel compiled for four blocks per SM (80 registers instead of 96 at D = 32, a few
-// bytes spilled in fp32): 163 clusters run at once on the H200 instead of 124, so up to 163 heads
-// run in one wave; one head costs ~5% more (fp32 0.317 against 0.302 us per step at 16 heads), so
-// the launcher takes it only beyond the shipped kernel's wave (reports/gpu/FLOOR.md, "The layouts'
-// reach"). D = 32 only: at D = 64 and 128 shared memory, not registers, bounds the blocks per SM.
+// The cluster kernel's build for more heads at once, where the launcher takes it: beyond the
+// shipped build's wave and within its own (reports/gpu/FLOOR.md, "The layouts' reach"). D = 32:
+// the same kernel compiled for four blocks per SM (80 registers instead of 96, a few bytes spilled
+// in fp32): 163 clusters at once on the H200 instead of 124; one head costs ~5% more with it (fp32
+// 0.317 against 0.302 us per step at 16 heads), hence only beyond. D = 64: one S block holding all
+// of S (clusters of two) compiled for two blocks per SM: shared memory allows two blocks per SM at
+// D = 64 (105 KB fp32), so clusters of two blocks fit 128 heads where clusters of three fit 79.
+// Same arithmetic as the shipped build (NS splits S's rows, no sum): the same twin.
 template <int D>
-using FusedTraitsClusterPacked = FusedTraitsCluster<D, 2, true, true, true, true, false, true, 0, 4>;
+struct FusedTraitsClusterWideOf {
+  using type = void;  // D = 16 (248 heads at once already) and 128 (shared memory: one block per SM)
+};
+template <>
+struct FusedTraitsClusterWideOf<32> {
+  using type = FusedTraitsCluster<32, 2, true, true, true, true, false, true, 0, 4>;
+};
+template <>
+struct FusedTraitsClusterWideOf<64> {
+  using type = FusedTraitsCluster<64, 1, true, true, true, true, false, true, 0, 2>;
+};
 template <int D>
-constexpr bool kClusterPacked = D == 32;
+using FusedTraitsClusterWide = typename FusedTraitsClusterWideOf<D>::type;
+template <int D>
+constexpr bool kClusterWide = !std::is_void_v<FusedTraitsClusterWide<D>>;
 
 }  // namespace vla::gpu
