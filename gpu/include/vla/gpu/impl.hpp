@@ -18,11 +18,13 @@ enum class Kind {
 };
 enum class Device { cpu, cuda };
 // The fused kernel's block layout (fused_traits.hpp): automatic chooses per
-// launch (cluster while B*H clusters fit with one block per SM, else few-heads
-// while B*H blocks fit in one wave of it, else many-heads); the others force
-// one (tests, benchmarks). cluster is kernel v5's: one thread-block cluster per
-// head, the A recurrence and the gate on one SM, S on others. The CPU twin is
-// the same for all.
+// launch (cluster while B*H clusters run at once, SMs shared, the wide build
+// beyond the shipped one's wave at D = 32 and 64; beyond, many-heads at D = 32
+// and 64, elsewhere few-heads while B*H blocks fit in one wave of it, else
+// many-heads: fused_kernel.cuh, reports/gpu/FLOOR.md "The layouts' reach"); the
+// others force one (tests, benchmarks). cluster is kernel v8's: one thread-block
+// cluster per head, the A recurrence and the gate on one SM, S on others. The
+// CPU twin is the same for all.
 enum class FusedLayout { automatic, few_heads, many_heads, cluster };
 
 std::string to_string(Kind);
