@@ -4,8 +4,9 @@
 //   bench_gpu [--csv FILE] [--quick] [--max-gib G] [--max-seconds S] [--bh BxH,..] [--t T,..] [--d D,..]
 //             [--layout auto|cluster|few|many]
 // (--bh, --t, --d replace the default shape lists, e.g. --bh 1x16,1x128 --t 16384 --d 64,128;
-// --layout forces the fused kernel's block layout, default: the launcher's choice; cluster: kernel v5's
-// thread-block cluster per head)
+// --layout forces the fused kernel's block layout, default: the launcher's choice; cluster: kernel v8's
+// thread-block cluster per head, its wide build beyond the shipped one's wave at D = 32 and 64; the
+// resources printed are those of B = H = 1's launch, i.e. the shipped build)
 // Shapes: B*H in {16, 128, 1024} (B, H = 1x16, 1x128, 8x128), T in {4096,
 // 16384, 65536}, D in {32, 64, 128}, the three precisions; a shape is skipped
 // (and the table says why) when its buffers exceed --max-gib or its predicted
