@@ -52,11 +52,27 @@ def f(x, fmt="{:.3f}"):
         return "-"
 
 
-# H200 SXM datasheet: FP32 (non-tensor) 67 TFLOP/s, HBM3e 4.8 TB/s. The chain floor is measured, for one head per
-# block (or cluster) at D = 64 only (reports/gpu/FLOOR.md, "The floor": ~498 cycles at 1980 MHz = 0.25 us).
+# H200 SXM datasheet: FP32 (non-tensor) 67 TFLOP/s, HBM3e 4.8 TB/s.
 PEAK_FP32_FLOPS = 67e12
 PEAK_HBM_BYTES = 4.8e12
-CHAIN_FLOOR_US = {64: 0.25}
+# The dependent chain of one step of one head (reports/gpu/FLOOR.md, "The floor"), from the segment latencies measured
+# on the H200 (bench_latency, clock64, 1980 MHz) and the kernel's layout at D (G lanes per row, CW = D / G columns per
+# lane, L = log2 G shuffle levels): CW dependent FFMAs for a lane's partials and again for the dots (4.4 cycles each),
+# a reduce-scatter of 35.25 cycles per level (141 for 4), the exchange through shared memory and a barrier (83), the
+# dots' trees (29 per level), the S side's square root, IEEE reciprocal and update (122). At D = 64 (G = 16) that is
+# the ~498 cycles = 0.25 us FLOOR.md sums; at D = 32 (G = 8) and 128 (G = 16, CW = 8) the same segments give the
+# model's value. Not modelled at D = 16 (one warp per head: no barrier; its exchange was not measured).
+CHAIN_G = {32: 8, 64: 16, 128: 16}
+CLOCK_HZ = 1.98e9
+
+
+def chain_floor_us(D):
+    if D not in CHAIN_G:
+        return None
+    G = CHAIN_G[D]
+    cw, levels = D // G, G.bit_length() - 1
+    cycles = 2 * cw * 4.4 + 35.25 * levels + 83 + 29 * levels + 122
+    return cycles / CLOCK_HZ * 1e6
 
 
 def floor_section(by, loop):
@@ -76,8 +92,8 @@ def floor_section(by, loop):
          "FLOPs: 12 D^2 per head and step (the kernel's four matrix-vector products and two rank-1 updates, an FMA "
          "counted as 2), at the datasheet's 67 TFLOP/s FP32 over the whole GPU. Bytes: q, k, v in and o out in fp32 "
          "plus the state norm, 4 (4 D + 1) B per head and step, at 4.8 TB/s. Chain: the dependent chain of one step "
-         "of one head (reports/gpu/FLOOR.md), measured at D = 64 only (elsewhere the bound below omits it, so it is "
-         "an underestimate). Best ratio = loop / max(floors): no recurrent kernel doing this work can be faster "
+         "of one head (reports/gpu/FLOOR.md): the segment latencies measured at D = 64 summed for D's layout (lanes per row, "
+         "columns per lane); none at D = 16, where the bound below omits it and so underestimates. Best ratio = loop / max(floors): no recurrent kernel doing this work can be faster "
          "than the loop by more.\n\n",
          "| B*H | D | T | kernel us/step (best of fp32, bf16) | FLOP floor us | bytes floor us | chain floor us | "
          "loop us/step | kernel vs loop | most the floors allow | 1000x |\n",
@@ -86,14 +102,14 @@ def floor_section(by, loop):
         bh = B * H
         flop = bh * 12.0 * D * D / PEAK_FP32_FLOPS * 1e6
         byt = bh * 4.0 * (4 * D + 1) / PEAK_HBM_BYTES * 1e6
-        chain = CHAIN_FLOOR_US.get(D)
+        chain = chain_floor_us(D)
         floor = max(flop, byt, chain or 0.0)
         got, best = lp / us, lp / floor
         verdict = ("met" if got >= 1000 else
                    "impossible: the floor allows less" if best < 1000 else
                    f"not met: the floor allows it; the kernel runs at {floor / us:.0%} of the floor's speed" if chain else
-                   f"not met: FLOPs and bytes allow it (chain not measured at this D; FLOP floor {flop / us:.0%} of the kernel's step)")
-        s.append(f"| {bh} | {D} | {T} | {us:.3f} | {flop:.3f} | {byt:.4f} | {f'{chain:.2f}' if chain else 'not measured'} | "
+                   f"not met: FLOPs and bytes allow it (no chain model at this D; FLOP floor {flop / us:.0%} of the kernel's step)")
+        s.append(f"| {bh} | {D} | {T} | {us:.3f} | {flop:.3f} | {byt:.4f} | {f'{chain:.2f}' if chain else 'no model'} | "
                  f"{lp:.1f} | {got:.0f}x | {best:.0f}x | {verdict} |\n")
     return "".join(s)
 
