@@ -804,9 +804,12 @@ bool many_heads(const FusedParams& p) {
   if constexpr (!FusedTraits<D>::SPLIT) return false;
   if (p.layout == FusedLayout::few_heads) return false;
   if (p.layout == FusedLayout::many_heads) return true;
-  if constexpr (D == 32 || D == 64) return true;
-  const long long few = wave_blocks<FusedTraits<D>, Prec>();
-  return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
+  if constexpr (D == 32 || D == 64) {
+    return true;
+  } else {
+    const long long few = wave_blocks<FusedTraits<D>, Prec>();
+    return static_cast<long long>(p.B) * p.H > few && wave_blocks<FusedTraitsManyHeads<D>, Prec>() > few;
+  }
 }
 
 // The cluster kernel (kernel v8) that launch p at head dimension D runs, if any:
@@ -827,17 +830,27 @@ ClusterBuild cluster_build(const FusedParams& p) {
   return p.layout == FusedLayout::cluster ? ClusterBuild::shipped : ClusterBuild::none;
 }
 
-// Launches the kernel for head dimension D and precision Prec in the layout
-// cluster_build, else many_heads, chooses.
+// The kernel that launch p runs at head dimension D, for the launch and for its
+// report alike (so that they cannot disagree): cluster(Tr{}) with the cluster
+// build's traits that cluster_build chooses, else layout(Tr{}, layout) with the
+// one-block layout's (many_heads, else few-heads).
+template <int D, class Prec, class Cluster, class Layout>
+decltype(auto) with_kernel(const FusedParams& p, Cluster cluster, Layout layout) {
+  const ClusterBuild cb = cluster_build<D, Prec>(p);
+  if (cb == ClusterBuild::shipped) return cluster(FusedTraitsClusterShipped<D>{});
+  if constexpr (kClusterWide<D>)
+    if (cb == ClusterBuild::wide) return cluster(FusedTraitsClusterWide<D>{});
+  if constexpr (FusedTraits<D>::SPLIT)
+    if (many_heads<D, Prec>(p)) return layout(FusedTraitsManyHeads<D>{}, FusedLayout::many_heads);
+  return layout(FusedTraits<D>{}, FusedLayout::few_heads);
+}
+
+// Launches the kernel for head dimension D and precision Prec that with_kernel chooses.
 template <int D, class Prec>
 void launch_typed(const FusedParams& p, cudaStream_t stream) {
-  const ClusterBuild cb = cluster_build<D, Prec>(p);
-  if (cb == ClusterBuild::shipped) return launch_cluster<FusedTraitsClusterShipped<D>, Prec>(p, stream);
-  if constexpr (kClusterWide<D>)
-    if (cb == ClusterBuild::wide) return launch_cluster<FusedTraitsClusterWide<D>, Prec>(p, stream);
-  if constexpr (FusedTraits<D>::SPLIT)
-    if (many_heads<D, Prec>(p)) return launch_layout<FusedTraitsManyHeads<D>, Prec>(p, stream);
-  launch_layout<FusedTraits<D>, Prec>(p, stream);
+  with_kernel<D, Prec>(
+      p, [&](auto tr) { launch_cluster<decltype(tr), Prec>(p, stream); },
+      [&](auto tr, FusedLayout) { launch_layout<decltype(tr), Prec>(p, stream); });
 }
 
 template <class Tr, class Prec>
@@ -858,18 +871,13 @@ KernelInfo kernel_info_layout() {
 // The kernel that launch p runs: its resources and its layout.
 template <int D, class Prec>
 KernelInfo kernel_info_typed(const FusedParams& p) {
-  const ClusterBuild cb = cluster_build<D, Prec>(p);
-  if (cb == ClusterBuild::shipped) return cluster_kernel_info<FusedTraitsClusterShipped<D>, Prec>();
-  if constexpr (kClusterWide<D>)
-    if (cb == ClusterBuild::wide) return cluster_kernel_info<FusedTraitsClusterWide<D>, Prec>();
-  if constexpr (FusedTraits<D>::SPLIT) {
-    if (many_heads<D, Prec>(p)) {
-      KernelInfo k = kernel_info_layout<FusedTraitsManyHeads<D>, Prec>();
-      k.layout = FusedLayout::many_heads;
-      return k;
-    }
-  }
-  return kernel_info_layout<FusedTraits<D>, Prec>();
+  return with_kernel<D, Prec>(
+      p, [](auto tr) { return cluster_kernel_info<decltype(tr), Prec>(); },
+      [](auto tr, FusedLayout layout) {
+        KernelInfo k = kernel_info_layout<decltype(tr), Prec>();
+        k.layout = layout;
+        return k;
+      });
 }
 
 // Calls f(std::integral_constant<int, D>{}) for head dimension d.

@@ -170,18 +170,18 @@ void check_automatic_layout() {
         if (last.layout != impl::FusedLayout::cluster) fail("automatic layout D=" + std::to_string(D) + ": not the cluster layout at the wide build's wave");
       }
       p.B = p.H = 1024;
-      const auto wide = gpu::fused_kernel_info(p, kind);
+      const auto huge = gpu::fused_kernel_info(p, kind);
       const bool many_first = D == 32 || D == 64;
       const auto expect = many_first || many.blocks_per_sm > few.blocks_per_sm ? impl::FusedLayout::many_heads : impl::FusedLayout::few_heads;
       const std::string tag = "automatic layout " + impl::to_string(kind) + " D=" + std::to_string(D);
       const bool ok = one.layout == impl::FusedLayout::cluster && one.wave_clusters >= 1 && one.cluster_blocks >= 2 && wide_ok &&
                       full.layout == impl::FusedLayout::cluster && over.layout != impl::FusedLayout::cluster &&
-                      (!many_first || over.layout == impl::FusedLayout::many_heads) && wide.layout == expect;
+                      (!many_first || over.layout == impl::FusedLayout::many_heads) && huge.layout == expect;
       std::printf("%-4s %-63s cluster %d x %d threads, %d clusters/wave (%d registers; up to %d heads in one wave, wide build included); few-heads %d threads "
                   "%d blocks/SM, many-heads %d threads %d blocks/SM; B*H=2^20 runs %s\n",
                   ok ? "ok" : "FAIL", tag.c_str(), one.cluster_blocks, one.threads, one.wave_clusters, one.registers, reach, few.threads,
                   few.blocks_per_sm,
-                  many.threads, many.blocks_per_sm, wide.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
+                  many.threads, many.blocks_per_sm, huge.layout == impl::FusedLayout::many_heads ? "many-heads" : "few-heads");
       if (!ok)
         fail(tag + ": not the cluster layout up to one wave of clusters (the wide build's at D = 32 and 64 only, with "
                    "a larger wave), then many-heads at D = 32 and 64 and, at B*H=2^20, the layout with more blocks per SM elsewhere");
