@@ -507,7 +507,7 @@ struct GatePlan {
   static constexpr int NMAX = D > C ? D : C;
   static constexpr int dA = 0, dX = dA + D * LDA, dCol = dX + D * LDX, dUnion = dCol + 2 * NMAX;
   static constexpr int dL = dUnion, dPivM = dL + D * LDM, dFactorEnd = dPivM + D;
-  static constexpr int dW = dUnion, dG = USEP ? dUnion : dW + D * LDW, dPivG = dG + C * LDG, dWorkEnd = dPivG + C;
+  static constexpr int dW = dUnion, dG = USEP ? dUnion : dW + D * LDW, dPivG = dG + C * LDG, dWorkEnd = dPivG + 2 * C;  // pivots, then their reciprocals
   static constexpr int dEnd = dFactorEnd > dWorkEnd ? dFactorEnd : dWorkEnd;
   // k^, u rows as doubles (converted once per chunk: every product reads them in double).
   static constexpr int LDF = D + 4;
@@ -543,6 +543,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   double* W = USEP ? X + C : smem + Pl::dW;
   double* G = smem + Pl::dG;
   double* pivG = smem + Pl::dPivG;
+  double* rpivG = pivG + C;  // 1 / pivG[i], once per chunk for Y's and the carry's D^{-1}
   double* Kf = smem + Pl::dEnd + Pl::fK;  // [C][LDF] k^ of the chunk's steps, 0 past len
   double* Uf = USEP ? smem + Pl::dEnd + Pl::fU : Kf;
   float* stage = reinterpret_cast<float*>(smem + Pl::sF);  // [USEP ? 2 : 1][C][D] where Pl::STAGE
@@ -629,33 +630,35 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
     ldl_block<C>([&](int r, int cc) { return G[r * LDG + cc]; }, G, LDG, pivG,
                  [len, floor](int j, double x) { return j < len ? core::sm_delta(x, floor) : 1.0; }, colbuf);
     if (g.stop_after == 3) continue;
-    // Z = P L^{-T} (in place of P).
+    // Z = P L^{-T} (in place of P). Beside it, 1 / D_i for Y and the carry: their entries become products
+    // with it (one rounding more than the division, a relative 2^-53, as pivot_recip's multipliers: far
+    // below the gates' float rounding, docs/CHUNKED.md 8.5) instead of D x C and C x C / 2 IEEE divisions.
+    if (tid < C) rpivG[tid] = 1.0 / pivG[tid];
     solve_rows_lt<D, C>(X, LDX, G, LDG);
     __syncthreads();
     if (g.stop_after == 4) continue;
     // Y(i, t) = (z_i . k^_t) / D_i for i <= t, in G's upper triangle (L's strict lower part is no longer read).
     dmma_product<C, C, D, NW>([&](int i, int d) { return X[d * LDX + i]; }, [&](int d, int t) { return Kf[t * LDF + d]; },
                               [&](int i, int t, double v) {
-                                if (t >= i) G[i * LDG + t] = v / pivG[i];
+                                if (t >= i) G[i * LDG + t] = v * rpivG[i];
                               });
     __syncthreads();
     if (g.stop_after == 5) continue;
     // W(:, t) -= sum_{i<=t} z_i Y(i, t): causal (ref::ChunkStructure::masked_product: term i enters column t
     // only for i <= t, so a later step never reaches an earlier gate). DMMA over the k-blocks below column
-    // tile nt (i < 8 nt), then the terms 8 nt <= i <= t in order, by fma.
+    // tile nt (i < 8 nt), then the terms 8 nt <= i <= t in order, by fma (a loop of t % 8 + 1 terms, not
+    // eight predicated ones: the same operations).
     dmma_product<D, C, C, NW>(
         [&](int d, int i) { return X[d * LDX + i]; }, [&](int i, int t) { return G[i * LDG + t]; }, [](int nt) { return 2 * nt; },
         [&](int d, int t, double v) {
-#pragma unroll
-          for (int i = t & ~7; i < (t & ~7) + 8; ++i)
-            if (i <= t) v = core::vfma(X[d * LDX + i], G[i * LDG + t], v);
+          for (int i = t & ~7; i <= t; ++i) v = core::vfma(X[d * LDX + i], G[i * LDG + t], v);
           if (t < len) W[d * LDW + t] -= v;
         });
     // For the carry: (Z D^{-1})^T into k^'s space (the products that read k^ are done; C rows of LDF >= D).
     if (carry && g.stop_after == 0)
       for (int e = tid; e < D * C; e += NT) {
         const int r = e % D, i = e / D;
-        Kf[i * LDF + r] = X[r * LDX + i] / pivG[i];
+        Kf[i * LDF + r] = X[r * LDX + i] * rpivG[i];
       }
     __syncthreads();
     if (g.stop_after == 6) continue;
