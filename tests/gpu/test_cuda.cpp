@@ -230,10 +230,11 @@ std::vector<Case> cases_for(bool quick) {
     cs.push_back({"identity-v3", 2, 300, 3, D, identity_v3});
   }
   for (int D : {16, 64}) cs.push_back({"identity-floor", 2, 100, 3, D, identity_floor});
-  // Beyond the shipped cluster build's wave, inside the wide build's (H200: D = 32 124 and 163, D = 64
-  // 79 and more than 128): 140 and 150 heads at D = 32, 90 and 120 at D = 64; identity: bit for bit with the twin.
+  // Beyond the shipped cluster build's wave, inside the wide build's (H200: D = 32 124 and 264, D = 64
+  // 79 and 132): 140, 150 and 250 heads at D = 32, 90 and 120 at D = 64; identity: bit for bit with the twin.
   cs.push_back({"paper-wide", 2, 200, 70, 32, paper, ts::Family::gaussian, false, true});
   cs.push_back({"identity-wide", 3, 65, 50, 32, identity, ts::Family::gaussian, false, true});
+  cs.push_back({"identity-wide", 5, 33, 50, 32, identity, ts::Family::gaussian, false, true});
   cs.push_back({"paper-wide", 2, 100, 45, 64, paper, ts::Family::gaussian, false, true});
   cs.push_back({"identity-wide", 3, 65, 40, 64, identity, ts::Family::gaussian, false, true});
   // Each remaining option on its own (D = 32): normalisation variants, raw readout.

@@ -138,11 +138,14 @@ template <int D>
 using FusedTraitsClusterShipped = FusedTraitsCluster<D, 2, true, true, true, true, false, true>;
 // The cluster kernel's build for more heads at once, where the launcher takes it: beyond the
 // shipped build's wave and within its own (reports/gpu/FLOOR.md, "The layouts' reach"). D = 32:
-// the same kernel compiled for four blocks per SM (80 registers instead of 96, a few bytes spilled
-// in fp32): 163 clusters at once on the H200 instead of 124; one head costs ~5% more with it (fp32
-// 0.317 against 0.302 us per step at 16 heads), hence only beyond. D = 64: one S block holding all
-// of S (clusters of two) compiled for two blocks per SM: shared memory allows two blocks per SM at
-// D = 64 (105 KB fp32), so clusters of two blocks fit 128 heads where clusters of three fit 79.
+// one S block holding all of S (clusters of two) compiled for four blocks per SM (80 registers
+// instead of 96, a few bytes spilled in fp32): 264 clusters at once on the H200 instead of 124
+// (0.37-0.49 us per step from 125 to 264 heads, fp32, where clusters of three compiled so, the wide
+// build before 2026-12-04 night, ran 0.44 up to their 163 and many-heads 0.71 beyond:
+// 2026-12-04-h200-ns1-wide.md). D = 64: the same shape (one S block, clusters of two) compiled for
+// two blocks per SM: shared memory allows two blocks per SM at D = 64 (105 KB fp32), so clusters of
+// two blocks fit 132 heads where clusters of three fit 79; its S block does twice the rows (0.654
+// against 0.563 us per step at 16 heads), hence only beyond.
 // Same arithmetic as the shipped build (NS splits S's rows, no sum): the same twin.
 template <int D>
 struct FusedTraitsClusterWideOf {
@@ -150,7 +153,7 @@ struct FusedTraitsClusterWideOf {
 };
 template <>
 struct FusedTraitsClusterWideOf<32> {
-  using type = FusedTraitsCluster<32, 2, true, true, true, true, false, true, 0, 4>;
+  using type = FusedTraitsCluster<32, 1, true, true, true, true, false, true, 0, 4>;
 };
 template <>
 struct FusedTraitsClusterWideOf<64> {
