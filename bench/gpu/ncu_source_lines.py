@@ -36,8 +36,8 @@ def main() -> int:
                 samples_col = row.index("Warp Stall Sampling (All Samples)") if have else None
                 executed_col = row.index("Instructions Executed") if have else None
                 continue
-            if row[0] in ("Function Name",) or samples_col is None or not row[0].isdigit():
-                continue  # SASS rows of a line have an empty line number
+            if samples_col is None or not row[0].isdigit():
+                continue  # "Function Name" rows, and a line's SASS rows (an empty line number)
             try:
                 s, e = float(row[samples_col]), float(row[executed_col])
             except (ValueError, IndexError):
