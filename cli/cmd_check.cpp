@@ -1,13 +1,13 @@
 // vla check: judges the outputs of any implementation of the spec (ours, a
 // Triton kernel, a PyTorch module) against the reference, given the inputs, with
 // the error model of docs/ERROR_MODEL.md. Exit 0 pass, 1 fail, 2 bad input.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/gate/candidate_file.hpp"
 #include "vla/gate/judge.hpp"
@@ -19,8 +19,6 @@
 
 namespace vla::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct CheckArgs {
   std::string input, candidate, dtype, json;
@@ -47,10 +45,7 @@ int run(const CheckArgs& a) {
   const Options opt = gate::build_options(a.spec);
   const gate::Policy policy = policy_of(a.dtype);
   const impl::Kind kind = policy.input();
-  if (!a.json.empty()) {
-    std::error_code ec;
-    if (fs::exists(a.json, ec) && !a.force) throw InputError("--json " + a.json + " already exists; pass --force to replace it");
-  }
+  if (!a.json.empty()) check_output_path("--json", a.json, a.force);
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);
   const Dims& d = in.stream.dims;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/claims/ledger.hpp"
 #include "vla/io/atomic_file.hpp"
@@ -22,17 +23,6 @@ struct ClaimsArgs {
   bool quick = false, force = false, list = false;
   std::string json = "claims.json", md = "claims.md", only;
 };
-
-void check_output_path(const std::string& flag, const std::string& path, bool force) {
-  const fs::path out(path);
-  std::error_code ec;
-  if (path.empty()) throw InputError(flag + " needs a file name");
-  if (fs::is_directory(out, ec)) throw InputError(flag + " " + path + " is a folder");
-  if (fs::exists(fs::symlink_status(out, ec)) && !force)
-    throw InputError(flag + " " + path + " already exists; pass --force to replace it");
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw InputError(flag + " " + path + ": folder " + dir.string() + " does not exist");
-}
 
 std::vector<std::string> split_ids(const std::string& s) {
   std::vector<std::string> ids;

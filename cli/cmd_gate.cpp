@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/gate/gate.hpp"
 #include "vla/gate/report.hpp"
@@ -27,17 +28,9 @@ struct GateArgs {
   CLI::Option* o_impl = nullptr;
 };
 
-void check_output(const std::string& path, const char* opt, bool force) {
-  if (path.empty()) return;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw InputError(std::string(opt) + " " + path + " is a folder");
-  if (fs::exists(path, ec) && !force) throw InputError(std::string(opt) + " " + path + " already exists; pass --force to replace it");
-  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw InputError(std::string(opt) + " " + path + ": folder " + dir.string() + " does not exist");
-}
-
 int run(const GateArgs& a) {
-  for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}}) check_output(p, o, a.force);
+  for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
+    if (!p.empty()) check_output_path(o, p, a.force);
   if (!a.write_baseline.empty()) {
     std::error_code ec;
     if (fs::exists(a.write_baseline, ec) && !a.force)

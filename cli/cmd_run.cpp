@@ -6,17 +6,18 @@
 // write. Any error before the write leaves no file behind; a reference result
 // short of --require-bits is reported and not written (exit 1).
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gate/spec_args.hpp"
+#include "vla/gpu/chunked.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/io/stream_io.hpp"
 #include "vla/io/version.hpp"
@@ -25,19 +26,18 @@
 namespace vla::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 struct RunArgs {
   std::string input, output;
   std::string impl = "reference", device, scalar = "mpfr";
   int bits = 256;
+  int chunk = 64;  // the chunked kinds' chunk size (the gate's production one)
   double require_bits = 0;
   gate::SpecArgs spec;  // the spec's options, shared with vla check / gate / fuzz
   std::string baseline;
   double beta = 1, decay = 1;
   bool force = false;
   // Set by CLI11; an option counts as given when its count() > 0.
-  CLI::Option *o_device, *o_scalar, *o_bits, *o_require, *o_baseline, *o_beta, *o_decay;
+  CLI::Option *o_device, *o_scalar, *o_bits, *o_require, *o_baseline, *o_beta, *o_decay, *o_chunk;
 };
 
 bool given(const CLI::Option* o) { return o->count() > 0; }
@@ -53,17 +53,6 @@ Options build_options(const RunArgs& a) {
   if (given(a.o_decay)) o.deltanet_decay = a.decay;
   validate(o);
   return o;
-}
-
-void check_output_path(const RunArgs& a) {
-  const fs::path out(a.output);
-  std::error_code ec;
-  if (fs::is_directory(out, ec)) throw InputError("--output " + a.output + " is a folder");
-  if (fs::exists(fs::symlink_status(out, ec)) && !a.force) {
-    throw InputError("--output " + a.output + " already exists; pass --force to replace it");
-  }
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw InputError("--output " + a.output + ": folder " + dir.string() + " does not exist");
 }
 
 std::string dtypes_string(const io::StreamFile& f) {
@@ -87,8 +76,11 @@ void add_spec(io::Metadata& m, const Options& opt, const std::string& preset) {
 // Rounded down, so that the file never claims more than was certified.
 std::string bits_string(double b) { return std::isfinite(b) ? fmt::format("{:.2f}", std::floor(b * 100) / 100) : fmt::format("{}", b); }
 
+bool is_chunked(const std::string& impl) { return impl.rfind("chunked-", 0) == 0; }
+
 int run(const RunArgs& a) {
   const bool reference = a.impl == "reference";
+  if (given(a.o_chunk) && !is_chunked(a.impl)) throw InputError("--chunk applies to the chunked implementations only");
   if (!reference) {
     for (const CLI::Option* o : {a.o_scalar, a.o_bits, a.o_require})
       if (given(o)) throw InputError(o->get_name() + " applies to --impl reference only");
@@ -102,7 +94,7 @@ int run(const RunArgs& a) {
     if (!(a.require_bits >= 0) || !std::isfinite(a.require_bits)) throw InputError("--require-bits must be finite and >= 0");
   }
   const Options opt = build_options(a);
-  check_output_path(a);
+  check_output_path("--output", a.output, a.force);
 
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);
@@ -147,17 +139,25 @@ int run(const RunArgs& a) {
     }
     out = std::move(c.out);
   } else {
-    const impl::Kind kind = impl::parse_kind(a.impl);
     const impl::Device dev = given(a.o_device) ? impl::parse_device(a.device)
                              : impl::cuda_available() ? impl::Device::cuda
                                                       : impl::Device::cpu;
     if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
     meta["device"] = impl::to_string(dev);
     std::cout << "  impl: " << a.impl << ", device " << meta["device"] << (dev == impl::Device::cpu ? " (CPU twin)" : "") << "\n";
-    if (a.impl != "fp32" && in.min_significand_bits() > io::significand_bits(io::DType::BF16)) {
+    const bool bf16_in = is_chunked(a.impl) ? impl::input_kind(impl::parse_chunked_kind(a.impl)) != impl::Kind::fp32 : a.impl != "fp32";
+    if (bf16_in && in.min_significand_bits() > io::significand_bits(io::DType::BF16)) {
       std::cout << "  note: the input holds values wider than bf16; " << a.impl << " rounds them to bf16 once on input\n";
     }
-    out = impl::run(in.stream, opt, kind, dev);
+    if (is_chunked(a.impl)) {
+      const impl::ChunkedKind ck = impl::parse_chunked_kind(a.impl);
+      if (const std::string why = impl::chunked_unsupported(d, opt, ck, a.chunk); !why.empty())
+        throw InputError("--impl " + a.impl + " --chunk " + std::to_string(a.chunk) + " does not run this input: " + why);
+      meta["chunk"] = std::to_string(a.chunk);
+      out = impl::run_chunked(in.stream, opt, ck, dev, a.chunk);
+    } else {
+      out = impl::run(in.stream, opt, impl::parse_kind(a.impl), dev);
+    }
   }
 
   io::save_outputs(a.output, out, meta, io::DType::F64, a.force);
@@ -171,7 +171,9 @@ Register reg{Command{
       auto a = std::make_shared<RunArgs>();
       sub.add_option("--input", a->input, "Input safetensors file with q, k, v [B,T,H,D] and optional u")->required();
       sub.add_option("--output", a->output, "Output safetensors file (o, S, A, state_norm + metadata)")->required();
-      sub.add_option("--impl", a->impl, "Implementation")->capture_default_str()->check(CLI::IsMember({"reference", "fp32", "bf16", "bf16-state"}));
+      sub.add_option("--impl", a->impl, "Implementation")->capture_default_str()->check(CLI::IsMember({"reference", "fp32", "bf16", "bf16-state", "chunked-fp32", "chunked-bf16",
+                                                                                 "chunked-tf32", "chunked-scan-fp32", "chunked-scan-bf16"}));
+      a->o_chunk = sub.add_option("--chunk", a->chunk, "Chunk size C of the chunked implementations (32 or 64)")->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
       a->o_scalar = sub.add_option("--scalar", a->scalar, "Reference scalar")->capture_default_str()->check(CLI::IsMember({"mpfr", "float128", "double"}));
       a->o_bits = sub.add_option("--bits", a->bits, "Reference working precision (mpfr)")->capture_default_str();

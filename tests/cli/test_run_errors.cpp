@@ -144,6 +144,31 @@ TEST_F(RunErrors, FloatImplementationsWriteCompleteOutputs) {
   }
 }
 
+// The chunked implementations (CPU twins) run through `vla run` too: complete
+// outputs, the chunk size recorded, and `vla check` passes them under the error
+// model of the policy the gate judges each by (gate/src/candidates_chunked.cpp).
+TEST_F(RunErrors, ChunkedImplementationsRunAndPassCheck) {
+  const Stream s = random_stream(Dims{1, 70, 2, 16, 16}, false, 4);  // T = 70: two whole chunks of 32 and a short one
+  io::save_stream(path("ch.safetensors"), s, io::DType::F32, {}, false);
+  const std::pair<const char*, const char*> kinds[] = {{"chunked-fp32", "fp32"},      {"chunked-bf16", "bf16-state"},
+                                                       {"chunked-tf32", "tf32"},      {"chunked-scan-fp32", "fp32"},
+                                                       {"chunked-scan-bf16", "bf16"}};
+  for (auto [impl, dtype] : kinds) {
+    const std::string out = path(std::string("o-") + impl + ".safetensors");
+    const Result r = run_vla("run " + in("ch.safetensors") + " --impl " + impl + " --chunk 32 --device cpu --output '" + out + "'");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const io::File f = io::read_safetensors(out);
+    EXPECT_EQ(f.find("o")->values.size(), s.dims.v_size()) << impl;
+    EXPECT_EQ(f.find("state_norm")->values.size(), 70u * 2) << impl;
+    EXPECT_EQ(f.metadata.at("impl"), impl);
+    EXPECT_EQ(f.metadata.at("chunk"), "32");
+    const Result c = run_vla("check " + in("ch.safetensors") + " --candidate '" + out + "' --dtype " + dtype);
+    EXPECT_EQ(c.code, 0) << impl << "\n" << c.output;
+  }
+  expect_bad(in("ch.safetensors") + " --impl chunked-scan-fp32 --chunk 48", "supports D in {16, 32, 64} and chunk sizes 32, 64");
+  expect_bad(in("ch.safetensors") + " --impl fp32 --chunk 32", "--chunk applies to the chunked implementations only");
+}
+
 // A shape an implementation does not support is refused like any bad input:
 // exit 2 and no output (or, once supported, a complete output).
 TEST_F(RunErrors, UnsupportedShapeIsRefusedCleanly) {
