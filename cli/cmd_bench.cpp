@@ -16,7 +16,9 @@
 #include <cmath>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -28,6 +30,9 @@
 #include "registry.hpp"
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
+#include "vla/gate/candidate.hpp"
+#include "vla/gate/judge.hpp"
+#include "vla/gate/policy.hpp"
 #include "vla/gate/report.hpp"
 #include "vla/gate/spec_args.hpp"
 #include "vla/gpu/chunked.hpp"
@@ -49,7 +54,7 @@ struct BenchArgs {
   int chunk = 64, bits = 256, repetitions = 5;
   double min_time = 0.2;
   unsigned long long seed = 1;
-  bool force = false;
+  bool force = false, check = false;
   gate::SpecArgs spec;
   CLI::Option *o_device = nullptr, *o_chunk = nullptr, *o_bits = nullptr, *o_shape = nullptr, *o_seed = nullptr;
 };
@@ -58,14 +63,22 @@ bool given(const CLI::Option* o) { return o && o->count() > 0; }
 bool is_chunked(const std::string& impl) { return impl.rfind("chunked-", 0) == 0; }
 bool is_reference(const std::string& impl) { return impl.rfind("reference", 0) == 0; }
 
+// The names as given, in order: ours (kImpls) and the gate's honest variants and
+// mutants (a name, or the groups "honest" and "mutants": gate/candidate.hpp),
+// which are CPU twins with another rounding or a planted defect.
 std::vector<std::string> parse_impls(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream ss(list);
   for (std::string name; std::getline(ss, name, ',');) {
     if (std::find(kImpls.begin(), kImpls.end(), name) == kImpls.end()) {
-      std::string known;
-      for (const auto& k : kImpls) known += (known.empty() ? "" : ", ") + k;
-      throw InputError("--impl: unknown implementation '" + name + "' (known: " + known + ")");
+      try {
+        (void)gate::find_candidates(name, impl::Device::cpu);
+      } catch (const std::invalid_argument&) {
+        std::string known;
+        for (const auto& k : kImpls) known += (known.empty() ? "" : ", ") + k;
+        throw InputError("--impl: unknown implementation '" + name + "' (known: " + known +
+                         ", and the gate's variants: honest, mutants or one of their names)");
+      }
     }
     if (std::find(out.begin(), out.end(), name) != out.end()) throw InputError("--impl: '" + name + "' is listed twice");
     out.push_back(name);
@@ -110,7 +123,8 @@ Stream generated(const Dims& d, unsigned long long seed) {
 
 struct Entry {
   std::string impl, device;
-  std::function<void()> call;
+  std::function<Outputs()> run;
+  std::optional<gate::Policy> policy;  // the kernels': what --check judges them by
 };
 
 std::string utc_now() {
@@ -166,45 +180,86 @@ int run(const BenchArgs& a) {
   const std::string dims = fmt::format("B={} T={} H={} Dk={} Dv={}", d.B, d.T, d.H, d.Dk, d.Dv);
   std::cout << "vla bench: " << dims << " (" << source << ")\n  spec: preset=" << a.spec.preset << " " << describe(opt) << "\n";
 
-  // Every call moves its o out to here, so that the compiler cannot drop the work.
-  auto keep = std::make_shared<std::vector<double>>();
   std::vector<Entry> entries;
   for (const auto& name : impls) {
-    Entry e{name, is_reference(name) ? "cpu" : impl::to_string(dev), {}};
+    Entry e{name, is_reference(name) ? "cpu" : impl::to_string(dev), {}, {}};
     if (name == "reference") {
       ref::CertifyRequest req;
       req.bits = a.bits;
-      e.call = [&s, opt, req, keep] { *keep = ref::run_certified(s, opt, req).out.o; };
+      e.run = [&s, opt, req] { return ref::run_certified(s, opt, req).out; };
     } else if (name == "reference-double") {
-      e.call = [&s, opt, keep] { *keep = ref::run_model<double>(s, opt).o; };
+      e.run = [&s, opt] { return ref::to_outputs(ref::run_model<double>(s, opt)); };
     } else if (is_chunked(name)) {
       const impl::ChunkedKind ck = impl::parse_chunked_kind(name);
       if (const std::string why = impl::chunked_unsupported(d, opt, ck, a.chunk); !why.empty())
         throw InputError("--impl " + name + " --chunk " + std::to_string(a.chunk) + " does not run this stream: " + why);
-      e.call = [&s, opt, ck, dev, C = a.chunk, keep] { *keep = impl::run_chunked(s, opt, ck, dev, C).o; };
-    } else {
+      e.run = [&s, opt, ck, dev, C = a.chunk] { return impl::run_chunked(s, opt, ck, dev, C); };
+      e.policy = gate::chunked_policy(ck);
+    } else if (std::find(kImpls.begin(), kImpls.end(), name) != kImpls.end()) {
       const impl::Kind k = impl::parse_kind(name);
-      e.call = [&s, opt, k, dev, keep] { *keep = impl::run(s, opt, k, dev).o; };
+      e.run = [&s, opt, k, dev] { return impl::run(s, opt, k, dev); };
+      e.policy = gate::Policy(k);
+    } else {
+      // A gate variant: a CPU twin that takes the stream rounded to its input
+      // type, rounded here once, outside the timing.
+      for (gate::Candidate& c : gate::find_candidates(name, impl::Device::cpu)) {
+        if (c.outside)
+          if (const std::string why = c.outside(s, opt); !why.empty()) throw InputError("--impl " + c.name + " does not run this stream: " + why);
+        auto rounded = std::make_shared<Stream>(gate::round_inputs(s, c.policy.input()));
+        entries.push_back(Entry{c.name, "cpu", [rounded, opt, run = c.run] { return run(*rounded, opt); }, c.policy});
+      }
+      continue;
     }
     entries.push_back(std::move(e));
   }
 
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (entries[i].impl == entries[j].impl) throw InputError("--impl: '" + entries[i].impl + "' is listed twice (also through a group)");
+
   // One untimed call each: a refused shape or option stops here, naming the
   // implementation, and the first call's one-off costs (CUDA context, caches)
-  // stay out of the timing.
-  for (const auto& e : entries) {
+  // stay out of the timing. With --check its outputs are judged by the gate's
+  // error model (as `vla check` does): a fast answer only counts if it is right.
+  std::vector<std::string> verdicts(entries.size());
+  std::vector<nlohmann::json> judged(entries.size());
+  bool all_pass = true;
+  std::map<std::string, gate::Expected> expected;  // by policy: kernels of one policy share the reference and baselines
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
     const auto t0 = std::chrono::steady_clock::now();
+    Outputs out;
     try {
-      e.call();
+      out = e.run();
     } catch (const std::invalid_argument& ex) {
       throw InputError("--impl " + e.impl + " does not run this stream: " + ex.what());
     }
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cerr << fmt::format("vla bench: {} ({}) first call {}\n", e.impl, e.device, time_str(sec)) << std::flush;
+    if (!a.check || !e.policy) continue;
+    const std::string key = e.policy->name();
+    if (!expected.count(key)) {
+      std::cerr << "vla bench: the reference and the error model's baselines for " << key << "\n" << std::flush;
+      expected.emplace(key, gate::expect(s, opt, *e.policy));
+    }
+    const gate::Expected& ex = expected.at(key);
+    if (!ex.valid) throw InputError("--check: the stream cannot be judged at " + key + " precision: " + ex.reason);
+    const accuracy::Verdict v = gate::judge(out, ex).verdict;
+    all_pass = all_pass && v.pass;
+    verdicts[i] = fmt::format("{} (worst error/tolerance {:.3g}{})", v.pass ? "pass" : "FAIL", v.worst.ratio,
+                              v.pass ? "" : fmt::format(", {} of {} elements outside", v.failures, v.checked));
+    judged[i] = {{"pass", v.pass},
+                 {"checked", v.checked},
+                 {"failures", v.failures},
+                 {"worst_error_over_tolerance", std::isfinite(v.worst.ratio) ? v.worst.ratio : 1e308},
+                 {"policy", key}};
+    std::cerr << "vla bench: " << e.impl << " under the error model: " << verdicts[i] << "\n" << std::flush;
   }
 
+  // Every timed call moves its o out to here, so that the compiler cannot drop the work.
+  auto keep = std::make_shared<std::vector<double>>();
   std::vector<std::pair<std::string, std::function<void()>>> calls;
-  for (const auto& e : entries) calls.emplace_back(e.impl, e.call);
+  for (const auto& e : entries) calls.emplace_back(e.impl, [run = e.run, keep] { *keep = run().o; });
   HostInfo host;
   const TimingPlan plan{a.repetitions, a.min_time};
   const std::vector<Timed> timed = time_calls(
@@ -219,8 +274,9 @@ int run(const BenchArgs& a) {
   const double steps = double(d.T), head_steps = double(d.B) * d.H * d.T;
   const double base = timed.front().median;
   nlohmann::json results = nlohmann::json::array();
-  std::string table = "| impl | device | median per call | min | max | us per step | head-steps/s | speed vs " + timed.front().name + " |\n"
-                      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  std::string table = "| impl | device | median per call | min | max | us per step | head-steps/s | speed vs " + timed.front().name + " |" +
+                      std::string(a.check ? " error model |" : "") + "\n| --- | --- | --- | --- | --- | --- | --- | --- |" +
+                      std::string(a.check ? " --- |" : "") + "\n";
   for (std::size_t i = 0; i < timed.size(); ++i) {
     const Timed& t = timed[i];
     const Entry& e = entries[i];
@@ -236,10 +292,11 @@ int run(const BenchArgs& a) {
                         {"speedup_vs_first", base / t.median}};
     if (is_chunked(e.impl)) r["chunk"] = a.chunk;
     if (e.impl == "reference") r["bits"] = a.bits;
+    if (a.check && e.policy) r["error_model"] = judged[i];
     results.push_back(r);
-    table += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3e} | {:.2f}x |\n", e.impl + (is_chunked(e.impl) ? fmt::format(" (C={})", a.chunk) : ""),
+    table += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.3e} | {:.2f}x |{}\n", e.impl + (is_chunked(e.impl) ? fmt::format(" (C={})", a.chunk) : ""),
                          e.device, time_str(t.median), time_str(t.min), time_str(t.max), t.median / steps * 1e6, head_steps / t.median,
-                         base / t.median);
+                         base / t.median, a.check ? " " + (e.policy ? verdicts[i] : std::string("-")) + " |" : "");
   }
   const std::string what =
       "wall time of one call as `vla run` makes it (CUDA: device buffers, copies both ways and launches; CPU: the host "
@@ -271,6 +328,10 @@ int run(const BenchArgs& a) {
     gate::write_text(a.md, md, a.force);
     std::cout << "  wrote " << a.md << "\n";
   }
+  if (!all_pass) {
+    std::cerr << "vla bench: an implementation failed the error model (--check): see the table\n";
+    return kExitFail;
+  }
   return kExitOk;
 }
 
@@ -280,7 +341,8 @@ Register reg{Command{
       auto a = std::make_shared<BenchArgs>();
       sub.add_option("--impl", a->impls,
                      "Implementations, comma-separated: reference (certified, --bits), reference-double, fp32, bf16, bf16-state, chunked-fp32, "
-                     "chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16; ratios are against the first")
+                     "chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16, or the gate's variants (honest, mutants, or a name "
+                     "from vla gate --mutation: CPU twins); ratios are against the first")
           ->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda for the kernels (default: cuda when available)")
                         ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -294,6 +356,8 @@ Register reg{Command{
       gate::add_spec_options(sub, a->spec);
       sub.add_option("--json", a->json, "Write the results as JSON");
       sub.add_option("--md", a->md, "Write the table as Markdown");
+      sub.add_flag("--check", a->check,
+                   "Also judge each kernel's output with the gate's error model (as vla check); exit 1 when one fails, after writing the results");
       sub.add_flag("--force", a->force, "Replace existing --json / --md files");
       return [a] { return run(*a); };
     }}};

@@ -76,8 +76,35 @@ TEST_F(Bench, TimesAStreamFromAFile) {
   EXPECT_EQ(j["results"][0]["impl"], "bf16");
 }
 
+// --check judges each kernel's output with the gate's error model: a planted
+// defect (one of the gate's mutants, timed like any implementation) fails it, and
+// the run still writes every result before it exits 1.
+TEST_F(Bench, CheckJudgesEachKernelAndExitsOneOnAFailure) {
+  const Result r = run_vla("bench --check --shape 1,48,2,16 --impl fp32,fp32/fma-off,mutant:exp-taylor,reference-double" +
+                           std::string(kQuick) + " --json '" + path("b.json") + "' --md '" + path("b.md") + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("failed the error model"), std::string::npos) << r.output;
+  const nlohmann::json j = read_json("b.json");
+  const auto& res = j["results"];
+  ASSERT_EQ(res.size(), 4u);
+  EXPECT_EQ(res[0]["error_model"]["pass"], true);
+  EXPECT_EQ(res[0]["error_model"]["policy"], "fp32");
+  EXPECT_LE(res[0]["error_model"]["worst_error_over_tolerance"].get<double>(), 1.0);
+  EXPECT_EQ(res[1]["impl"], "fp32/fma-off");
+  EXPECT_EQ(res[1]["error_model"]["pass"], true);
+  EXPECT_EQ(res[2]["impl"], "mutant:exp-taylor");
+  EXPECT_EQ(res[2]["error_model"]["pass"], false);
+  EXPECT_GT(res[2]["error_model"]["failures"].get<long long>(), 0);
+  EXPECT_FALSE(res[3].contains("error_model")) << "the reference is what the others are judged against";
+  std::ifstream md(path("b.md"));
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| mutant:exp-taylor | cpu |"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL (worst error/tolerance"), std::string::npos) << text;
+}
+
 TEST_F(Bench, RefusesBadRequestsBeforeTiming) {
   expect_bad("--impl fp32,nope", "unknown implementation 'nope'");
+  expect_bad("--impl honest,fp32/reversed", "'fp32/reversed' is listed twice (also through a group)");
   expect_bad("--impl fp32,fp32", "'fp32' is listed twice");
   expect_bad("--shape 1,8,two,16", "'two' is not an integer");
   expect_bad("--shape 1,8,16", "expected four integers B,T,H,D");
