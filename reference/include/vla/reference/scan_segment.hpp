@@ -9,7 +9,12 @@
 
 namespace vla::ref {
 
+#ifdef VLA_SCAN_SEGMENT_STEPS  // an experiment's build (gpu/standalone: -DVLA_SCAN_SEGMENT_STEPS=L), never the shipped one
+constexpr int kScanSegmentSteps = VLA_SCAN_SEGMENT_STEPS;
+#else
 constexpr int kScanSegmentSteps = 512;
+#endif
+static_assert(kScanSegmentSteps >= 1, "a segment holds at least one step");
 VLA_HD constexpr int scan_segment_chunks(int C) { return C >= kScanSegmentSteps ? 1 : kScanSegmentSteps / (C < 1 ? 1 : C); }
 
 }  // namespace vla::ref
