@@ -8,7 +8,7 @@
 // one or two gate warps off the A warps' per-step barrier; FLOOR.md, "Kernel v9"), times
 // them side by side on the same inputs (each twice, interleaved) and checks each
 // against v5 word for word (o, S, A, ||S_t||_F); fp32 at each D asked for, bf16 at
-// D = 64. At D = 64 fp32 it also runs probes of its own (the kernel's third
+// D = 64. At each D in fp32 it also runs probes of its own (the kernel's third
 // template parameter; the shipped kernel's probe records nothing): per-step clocks
 // (clock64, lane 0 of every warp of the first head's three blocks) at the marks
 // of ClusterMark: which block sets the pace, how long the A block's barrier waits,
@@ -448,9 +448,9 @@ int main(int argc, char** argv) {
     VLA_CUDA_CHECK(cudaRuntimeGetVersion(&rt));
     std::printf("# bench_cluster_roles: %s, driver API %d, runtime %d\n", prop.name, drv, rt);
     for (int d : ds) {
-      if (d == 32) run<gpu::PrecFp32, 32>(t_time, t_probe, csv, false);
+      if (d == 32) run<gpu::PrecFp32, 32>(t_time, t_probe, csv, probes);
       else if (d == 64) run<gpu::PrecFp32, 64>(t_time, t_probe, csv, probes);
-      else if (d == 128) run<gpu::PrecFp32, 128>(t_time, t_probe, csv, false);
+      else if (d == 128) run<gpu::PrecFp32, 128>(t_time, t_probe, csv, probes);
       else std::fprintf(stderr, "bench_cluster_roles: D = %d skipped (32, 64, 128)\n", d);
     }
     if (bf16) run<gpu::PrecBf16, 64>(t_time, t_probe, csv, false);
