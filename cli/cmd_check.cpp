@@ -10,6 +10,7 @@
 #include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/gate/candidate_file.hpp"
+#include "vla/gate/external.hpp"
 #include "vla/gate/judge.hpp"
 #include "vla/gate/policy.hpp"
 #include "vla/gate/report.hpp"
@@ -32,18 +33,9 @@ std::string where(const accuracy::Worst& w) {
   return fmt::format("{}[b={}, t={}, h={}, i={}]", w.quantity, w.b, w.t, w.h, w.index);
 }
 
-// The precision policy --dtype names: a fused kind's, or "tf32" for an
-// implementation that runs its products on tf32 tensor cores with float inputs,
-// outputs and accumulation (judged by the chunked-tf32 model: the state enters
-// the products rounded to tf32, docs/CHUNKED.md section 4).
-gate::Policy policy_of(const std::string& dtype) {
-  if (dtype == "tf32") return gate::chunked_policy(impl::ChunkedKind::tf32);
-  return impl::parse_kind(dtype);
-}
-
 int run(const CheckArgs& a) {
   const Options opt = gate::build_options(a.spec);
-  const gate::Policy policy = policy_of(a.dtype);
+  const gate::Policy policy = gate::parse_policy(a.dtype);  // tf32: the chunked-tf32 policy (docs/CHUNKED.md section 4)
   const impl::Kind kind = policy.input();
   if (!a.json.empty()) check_output_path("--json", a.json, a.force);
   const io::StreamFile in = io::load_stream(a.input);

@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "output_path.hpp"
 #include "registry.hpp"
+#include "vla/gate/external.hpp"
 #include "vla/gate/gate.hpp"
 #include "vla/gate/report.hpp"
 
@@ -21,14 +23,55 @@ namespace {
 namespace fs = std::filesystem;
 
 struct GateArgs {
-  bool quick = false, mutation = false, all_cases = false, force = false;
+  bool quick = false, mutation = false, all_cases = false, force = false, skip_missing = false;
   std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
+  std::string export_cases, external, cases, dtype;  // a kernel outside this repository (gate/external.hpp)
   int fuzz_cases = -1;
   std::uint64_t fuzz_seed = 1;
-  CLI::Option* o_impl = nullptr;
+  CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
 };
 
+// --export-cases: the battery as input files for a harness outside this repository.
+int export_cases(const GateArgs& a) {
+  if (a.dtype.empty()) throw InputError("--export-cases needs --dtype (fp32, bf16, bf16-state or tf32): the inputs are written in its input type");
+  const gate::Policy policy = gate::parse_policy(a.dtype);
+  std::cout << fmt::format("vla gate: exporting the {} battery for {} to {}\n", a.quick ? "quick" : "full", a.dtype, a.export_cases) << std::flush;
+  const gate::ExportedCases ex = gate::export_battery(a.export_cases, a.quick, policy, [](int i, int n) {
+    if (i % 25 == 0 || i == n) std::cerr << fmt::format("vla gate: {} of {} cases\n", i, n) << std::flush;
+  });
+  std::cout << fmt::format("  wrote {} cases and manifest.json to {} (inputs in {}; cases the error model cannot judge at this precision "
+                           "are listed there as not exported)\n  next: run the kernel on each case, write its outputs under the same "
+                           "file names, then: vla gate --external OUTPUTS --cases {}\n",
+                           ex.file_by_hash.size(), a.export_cases, gate::parse_policy(a.dtype).input() == impl::Kind::fp32 ? "float32" : "bf16",
+                           a.export_cases);
+  return kExitOk;
+}
+
 int run(const GateArgs& a) {
+  const bool ext = !a.external.empty();
+  auto refuse_with = [&](const char* mode, std::initializer_list<std::pair<bool, const char*>> others) {
+    for (auto [given, name] : others)
+      if (given) throw InputError(std::string(name) + " does not apply with " + mode);
+  };
+  if (!a.export_cases.empty()) {
+    refuse_with("--export-cases", {{ext, "--external"}, {!a.cases.empty(), "--cases"}, {a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"},
+                                   {!a.junit.empty() || !a.json.empty() || !a.md.empty(), "a report file"},
+                                   {!a.baseline.empty() || !a.write_baseline.empty(), "a baseline"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases"},
+                                   {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
+    return export_cases(a);
+  }
+  if (ext) {
+    if (a.cases.empty()) throw InputError("--external needs --cases (the folder written by --export-cases)");
+    refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (its kernel cannot run new streams)"},
+                               {a.o_fuzz_seed->count() > 0, "--fuzz-seed"}, {a.o_device->count() > 0, "--device"},
+                               {!a.baseline.empty() || !a.write_baseline.empty(), "an accuracy baseline (not kept for external kernels yet)"}});
+    std::error_code ec;
+    if (!fs::is_directory(a.external, ec)) throw InputError("--external " + a.external + " is not a folder");
+  } else {
+    if (!a.cases.empty()) throw InputError("--cases applies with --external only");
+    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases or --external only");
+    if (a.skip_missing) throw InputError("--skip-missing applies with --external only");
+  }
   for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
     if (!p.empty()) check_output_path(o, p, a.force);
   if (!a.write_baseline.empty()) {
@@ -41,22 +84,42 @@ int run(const GateArgs& a) {
 
   gate::GateConfig cfg;
   cfg.quick = a.quick;
+  std::optional<gate::ExportedCases> exported;
+  if (ext) {
+    exported = gate::read_exported(a.cases);
+    if (a.o_quick->count() > 0 && a.quick != exported->quick)
+      throw InputError("--quick: the cases in " + a.cases + " are the " + (exported->quick ? "quick" : "full") + " battery");
+    cfg.quick = exported->quick;
+  }
   impl::Device dev = impl::Device::cpu;
   if (!a.device.empty()) dev = impl::parse_device(a.device);
   else if (!a.mutation && impl::cuda_available()) dev = impl::Device::cuda;
   if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
   if (a.mutation && dev == impl::Device::cuda) throw InputError("--mutation runs the CPU twins' variants: use --device cpu");
   cfg.device = impl::to_string(dev);
-  cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
-  cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
+  if (ext) {
+    cfg.device = "external";
+    cfg.candidates = {gate::external_candidate(*exported, a.external, gate::parse_policy(a.dtype.empty() ? exported->dtype : a.dtype), a.skip_missing)};
+    cfg.fuzz_cases = 0;
+  } else {
+    cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
+    cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
+  }
   cfg.fuzz_seed = a.fuzz_seed;
   cfg.only_case = a.only_case;
   cfg.stop_at_first_failure = a.mutation && !a.all_cases;
 
-  std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
-                           a.quick ? "quick" : "full", cfg.device, dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(),
-                           cfg.fuzz_cases, cfg.fuzz_seed)
-            << std::flush;
+  if (ext)
+    std::cout << fmt::format("vla gate: {} battery, an external kernel's outputs in {} (cases in {}), judged as {}\n", cfg.quick ? "quick" : "full",
+                             a.external, a.cases, cfg.candidates.front().policy.name())
+              << std::flush;
+  else
+    std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
+                             a.quick ? "quick" : "full", cfg.device, dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(),
+                             cfg.fuzz_cases, cfg.fuzz_seed)
+              << std::flush;
+  // An external case replays with vla check on its two files (the gate cannot rerun that kernel).
+  auto replay_of = [&](const gate::CaseResult& r) { return ext ? gate::external_replay(*exported, a.external, r.id) : r.replay; };
   int shown = 0;
   gate::GateReport rep = gate::run_gate(cfg, [&](const gate::CaseResult& r) {
     if (r.status != gate::Status::fail) return;
@@ -64,10 +127,12 @@ int run(const GateArgs& a) {
     if (mutant) {
       std::cout << fmt::format("  rejected {} at {} {}\n", r.candidate, r.suite, r.id) << std::flush;
     } else if (shown++ < 20) {
-      std::cout << fmt::format("  FAIL {} {} {}: {}\n    replay: {}\n", r.candidate, r.suite, r.id, r.message, r.replay) << std::flush;
+      std::cout << fmt::format("  FAIL {} {} {}: {}\n    replay: {}\n", r.candidate, r.suite, r.id, r.message, replay_of(r)) << std::flush;
     }
   });
   if (!a.only_case.empty() && rep.results.empty()) throw InputError("--case '" + a.only_case + "' names no battery case of this mode");
+  if (ext)
+    for (auto& r : rep.results) r.replay = replay_of(r);
   if (!a.baseline.empty()) gate::compare_with_baseline(rep, a.baseline);
 
   for (const auto& s : rep.summaries)
@@ -93,11 +158,11 @@ Register reg{Command{
     "gate", "CI correctness gate: fixed battery + fuzz budget, judged by the error model; reports and accuracy baseline",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<GateArgs>();
-      sub.add_flag("--quick", a->quick, "The quick battery and fuzz budget (within 60 s on 2 cores)");
+      a->o_quick = sub.add_flag("--quick", a->quick, "The quick battery and fuzz budget (within 60 s on 2 cores)");
       a->o_impl = sub.add_option("--impl", a->impl,
                                  "Implementations, comma-separated: fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16, production, chunked, chunked-scan, honest, mutants, or a variant's name")
                       ->capture_default_str();
-      sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--junit", a->junit, "Write JUnit XML");
       sub.add_option("--json", a->json, "Write the JSON report");
       sub.add_option("--md", a->md, "Write a Markdown summary for a pull-request comment");
@@ -105,8 +170,18 @@ Register reg{Command{
       sub.add_option("--write-baseline", a->write_baseline, "Store this run's accuracy statistics (refresh the baseline)");
       sub.add_flag("--mutation", a->mutation, "Run every planted mutant (must fail) and honest variant (must pass); print the mutation score");
       sub.add_flag("--all-cases", a->all_cases, "With --mutation: judge every case (kill rates), not just until the first rejection");
-      sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)");
-      sub.add_option("--fuzz-seed", a->fuzz_seed, "Seed of the fuzz budget")->capture_default_str();
+      a->o_fuzz_cases = sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)");
+      a->o_fuzz_seed = sub.add_option("--fuzz-seed", a->fuzz_seed, "Seed of the fuzz budget")->capture_default_str();
+      sub.add_option("--export-cases", a->export_cases,
+                     "Write the battery (--quick: the quick one) as input files and manifest.json into this new folder, for a kernel "
+                     "outside this repository; needs --dtype");
+      sub.add_option("--external", a->external,
+                     "Judge an external kernel's outputs in this folder (one file per exported case, same names); needs --cases");
+      sub.add_option("--cases", a->cases, "The folder --export-cases wrote (with --external)");
+      sub.add_option("--dtype", a->dtype, "The external kernel's precision policy (with --export-cases; with --external, default: the export's)")
+          ->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
+      sub.add_flag("--skip-missing", a->skip_missing,
+                   "With --external: a case without an output file is outside the kernel's domain instead of failing");
       sub.add_option("--case", a->only_case, "Run only the battery case with this id");
       sub.add_flag("--force", a->force, "Replace existing report files");
       return [a] { return run(*a); };

@@ -33,32 +33,36 @@ bool needs_rounding(const Stream& s, impl::Kind kind) {
 
 std::string to_string(Status s) { return s == Status::pass ? "pass" : s == Status::fail ? "fail" : "invalid"; }
 
-Expected expect(const Stream& raw, const Options& opt, const Policy& policy) {
-  Expected e;
-  e.policy = policy;
-  e.opt = opt;
+std::string invalid_reason(const Stream& raw, const Options& opt, const Policy& policy) {
   const impl::Kind kind = policy.input();
-  e.input = round_inputs(raw, kind);
   const std::string type = kind == impl::Kind::fp32 ? "float32" : "bf16";
   try {
     validate_stream(raw, opt);
   } catch (const std::invalid_argument& err) {
-    e.valid = false;
-    e.reason = err.what();
-    return e;
+    return err.what();
+  }
+  const Stream rounded = round_inputs(raw, kind);
+  try {
+    validate_stream(rounded, opt);  // e.g. a value beyond the type's range
+  } catch (const std::invalid_argument& err) {
+    return "once rounded to " + type + ": " + err.what();
   }
   try {
-    validate_stream(e.input, opt);  // e.g. a value beyond the type's range
+    gpu::check_rounded_keys(gpu::prepare_inputs(rounded, kind != impl::Kind::fp32), opt);  // features that vanish at this precision
   } catch (const std::invalid_argument& err) {
-    e.valid = false;
-    e.reason = "once rounded to " + type + ": " + err.what();
-    return e;
+    return err.what();
   }
-  try {
-    gpu::check_rounded_keys(gpu::prepare_inputs(e.input, kind != impl::Kind::fp32), opt);  // features that vanish at this precision
-  } catch (const std::invalid_argument& err) {
+  return "";
+}
+
+Expected expect(const Stream& raw, const Options& opt, const Policy& policy) {
+  Expected e;
+  e.policy = policy;
+  e.opt = opt;
+  e.input = round_inputs(raw, policy.input());
+  e.reason = invalid_reason(raw, opt, policy);
+  if (!e.reason.empty()) {
     e.valid = false;
-    e.reason = err.what();
     return e;
   }
   e.ref = ref::to_outputs(ref::run_model<double>(e.input, opt));

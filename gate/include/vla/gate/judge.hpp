@@ -38,6 +38,11 @@ struct Expected {
   std::string reason;  // why not valid (e.g. a key whose features round to zero)
 };
 
+// Why the stream cannot be judged at this policy's precision (empty: it can):
+// bad values, a value beyond the input type's range once rounded, a key whose
+// features vanish at this precision. expect's validation, without the runs.
+std::string invalid_reason(const Stream& raw, const Options& opt, const Policy& policy);
+
 // Rounds, validates (never throws for bad values: sets valid = false), runs the
 // reference and the baseline.
 Expected expect(const Stream& raw, const Options& opt, const Policy& policy);

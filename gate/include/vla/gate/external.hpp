@@ -1,0 +1,59 @@
+// The gate for a kernel that lives outside this repository (a Triton kernel, a
+// PyTorch module, another CUDA code base): the battery exported as input files
+// that any harness can run, and that harness's output files judged case by case
+// by the same error model, with the same reports as `vla gate`.
+//
+//   1. export_battery: every battery case of a mode, its inputs already rounded
+//      to the candidate's input type (so no harness converts, and the reference
+//      is fed exactly what the kernel consumed), its options in the metadata,
+//      and manifest.json listing the cases (file, id, dims, the options as
+//      `vla run` arguments, a content hash).
+//   2. The harness writes, for each case file, an output file of the same name
+//      (o, and S, A, state_norm when it has them: gate/candidate_file.hpp).
+//   3. external_candidate: a Candidate whose run() returns the harness's outputs
+//      for the stream it is given (found by the content hash), so run_gate
+//      judges it like any kernel; no fuzz budget (it cannot run new streams).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "vla/gate/candidate.hpp"
+#include "vla/gate/policy.hpp"
+
+namespace vla::gate {
+
+// "fp32", "bf16", "bf16-state", or "tf32" (float in and out, products on tf32
+// tensor cores: the chunked-tf32 policy). std::invalid_argument otherwise.
+Policy parse_policy(std::string_view dtype);
+// The name parse_policy reads back.
+std::string dtype_name(const Policy& p);
+
+struct ExportedCases {
+  std::filesystem::path dir;
+  bool quick = false;
+  std::string dtype;                                  // as parse_policy reads it
+  std::map<std::string, std::string> file_by_hash;    // content hash of (rounded stream, options) -> case file name
+  std::map<std::string, std::string> id_by_file;      // case file name -> battery id
+  std::map<std::string, std::string> args_by_file;    // case file name -> its options as `vla run` / `vla check` arguments
+};
+
+// Writes the battery of the mode into `dir` (created; it must not exist, or be
+// an empty folder: nothing is overwritten). `progress(i, n)` after each case.
+ExportedCases export_battery(const std::filesystem::path& dir, bool quick, const Policy& policy,
+                             const std::function<void(int, int)>& progress = {});
+// Reads an exported folder's manifest (std::invalid_argument naming what is wrong).
+ExportedCases read_exported(const std::filesystem::path& dir);
+
+// The harness's outputs in `outputs` as a candidate named "external" with policy
+// `policy` (its input type must be the export's). A case without an output file
+// fails ("no output file"), or with skip_missing lies outside its domain.
+Candidate external_candidate(const ExportedCases& cases, const std::filesystem::path& outputs, const Policy& policy, bool skip_missing);
+
+// The command that judges one exported case alone.
+std::string external_replay(const ExportedCases& cases, const std::filesystem::path& outputs, const std::string& case_id);
+
+}  // namespace vla::gate

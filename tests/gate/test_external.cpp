@@ -1,0 +1,119 @@
+// The gate for a kernel outside this repository, end to end through the binary:
+// `vla gate --export-cases` writes the battery as input files, a harness (here:
+// the CPU twins in-process, or a planted defect) writes outputs of the same
+// names, and `vla gate --external` judges them with the error model.
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "run_vla.hpp"
+#include "vla/gate/battery.hpp"
+#include "vla/gate/candidate.hpp"
+#include "vla/gate/judge.hpp"
+#include "vla/gate/spec_args.hpp"
+#include "vla/io/stream_io.hpp"
+
+using namespace vla;
+using vla::cli::test::CliTest;
+using vla::cli::test::run_vla;
+namespace fs = std::filesystem;
+
+namespace {
+
+class External : public CliTest {
+ protected:
+  nlohmann::json manifest() {
+    std::ifstream f(path("cases") + "/manifest.json");
+    return nlohmann::json::parse(f);
+  }
+  // The harness: candidate `c` run on every exported case, its outputs written under the case's name.
+  void run_harness(const gate::Candidate& c, const std::string& outs) {
+    fs::create_directory(path(outs));
+    const nlohmann::json m = manifest();  // (a temporary's member in the range-for would dangle)
+    for (const auto& e : m["cases"]) {
+      const std::string file = e["file"];
+      const io::StreamFile in = io::load_stream(path("cases") + "/" + file);
+      const Options opt = gate::get_options(in.metadata, file);
+      io::save_outputs(path(outs) + "/" + file, c.run(in.stream, opt), {}, io::DType::F32, false);
+    }
+    ASSERT_EQ(std::size_t(std::distance(fs::directory_iterator(path(outs)), fs::directory_iterator())), m["cases"].size());
+  }
+  std::string external(const std::string& outs, const std::string& more = "") {
+    return "gate --external '" + path(outs) + "' --cases '" + path("cases") + "' " + more;
+  }
+};
+
+TEST_F(External, ExportWritesEveryJudgeableCaseInTheInputTypeAndNeverOverwrites) {
+  const auto r = run_vla("gate --export-cases '" + path("cases") + "' --dtype bf16 --quick");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json m = manifest();
+  EXPECT_EQ(m["mode"], "quick");
+  EXPECT_EQ(m["dtype"], "bf16");
+  EXPECT_EQ(m["input_type"], "BF16");
+  EXPECT_EQ(m["cases"].size() + m["not_exported"].size(), gate::battery(true).size());
+  ASSERT_GT(m["cases"].size(), 20u);
+  for (const auto& e : m["not_exported"]) EXPECT_FALSE(e["reason"].get<std::string>().empty()) << e.dump();
+  for (const auto& e : m["cases"]) {
+    const io::StreamFile in = io::load_stream(path("cases") + "/" + e["file"].get<std::string>());
+    for (const auto& [name, type] : in.dtypes) EXPECT_EQ(type, io::DType::BF16) << e["file"] << " " << name;
+    EXPECT_EQ(in.metadata.at("case.id"), e["id"]);
+    EXPECT_EQ(gate::spec_arguments(gate::get_options(in.metadata, "case")), e["spec_arguments"]);
+    EXPECT_EQ(in.stream.dims.T, e["dims"]["T"].get<int>());
+  }
+  // A second export into the same (now non-empty) folder is refused and changes nothing.
+  const std::size_t before = std::distance(fs::directory_iterator(path("cases")), fs::directory_iterator());
+  const auto again = run_vla("gate --export-cases '" + path("cases") + "' --dtype fp32 --quick");
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("already exists and is not an empty folder"), std::string::npos) << again.output;
+  EXPECT_EQ(manifest()["dtype"], "bf16");
+  EXPECT_EQ(std::size_t(std::distance(fs::directory_iterator(path("cases")), fs::directory_iterator())), before);
+  EXPECT_EQ(entries(), 1u) << "no partial folder left beside it";
+}
+
+TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype bf16 --quick").code, 0);
+  run_harness(gate::production(impl::Kind::bf16, impl::Device::cpu), "honest");
+  auto r = run_vla(external("honest", "--junit '" + path("j.xml") + "' --md '" + path("s.md") + "'"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASSED"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("j.xml")));
+  EXPECT_TRUE(fs::exists(path("s.md")));
+
+  const auto mutants = gate::find_candidates("mutant:out-truncate", impl::Device::cpu);
+  ASSERT_EQ(mutants.size(), 1u);
+  run_harness(mutants.front(), "defect");
+  r = run_vla(external("defect"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto at = r.output.find("replay: vla check --input");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);  // the printed command after "vla "
+  const auto one = run_vla(replay);
+  EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
+}
+
+TEST_F(External, AMissingOutputFailsUnlessSkippedAndBadUsageIsRefused) {
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype fp32 --quick").code, 0);
+  run_harness(gate::production(impl::Kind::fp32, impl::Device::cpu), "outs");
+  const std::string gone = manifest()["cases"][3]["file"];
+  fs::remove(path("outs") + "/" + gone);
+  auto r = run_vla(external("outs"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no output file"), std::string::npos) << r.output;
+  r = run_vla(external("outs", "--skip-missing"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  // The removed case joins those the error model cannot judge at this precision (not exported).
+  const std::string outside = std::to_string(manifest()["not_exported"].size() + 1) + " outside domain";
+  EXPECT_NE(r.output.find(outside), std::string::npos) << outside << " expected in:\n" << r.output;
+
+  EXPECT_EQ(run_vla("gate --external '" + path("outs") + "'").code, 2);                            // no --cases
+  EXPECT_EQ(run_vla("gate --export-cases '" + path("c2") + "' --quick").code, 2);                  // no --dtype
+  EXPECT_EQ(run_vla(external("outs", "--impl fp32")).code, 2);                                      // --impl with --external
+  EXPECT_EQ(run_vla(external("outs", "--fuzz-cases 5")).code, 2);                                   // it cannot run new streams
+  r = run_vla(external("outs", "--dtype bf16"));                                                    // other inputs than the export's
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("consumes other inputs than the exported cases"), std::string::npos) << r.output;
+  EXPECT_EQ(run_vla("gate --cases '" + path("cases") + "' --quick").code, 2);                       // --cases alone
+}
+
+}  // namespace
