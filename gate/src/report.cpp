@@ -248,7 +248,9 @@ void compare_with_baseline(GateReport& rep, const fs::path& file) {
   const std::string m = mode(rep);
   if (!j.contains("modes") || !j["modes"].contains(m) || !j["modes"][m].contains(rep.device))
     throw std::invalid_argument("--baseline " + file.string() + " has no entry for " + m + " mode on " + rep.device +
-                                "; refresh it with: vla gate" + (rep.quick ? " --quick" : "") + " --device " + rep.device +
+                                "; refresh it with: vla gate" +
+                                (rep.device == "external" ? std::string(" --external OUTS --cases CASES")
+                                                          : std::string(rep.quick ? " --quick" : "") + " --device " + rep.device) +
                                 " --write-baseline " + file.string());
   const json& entry = j["modes"][m][rep.device];
   for (const auto& s : rep.summaries) {
@@ -276,7 +278,9 @@ void write_baseline(const GateReport& rep, const fs::path& file, bool overwrite)
   } else {
     j["format"] = kFormat;
   }
-  j["refresh"] = "vla gate --device cpu --write-baseline FILE --force; vla gate --quick --device cpu --write-baseline FILE --force";
+  j["refresh"] = rep.device == "external"
+                     ? "vla gate --external OUTS --cases CASES --write-baseline FILE --force (an external kernel's outputs: docs/GATE.md)"
+                     : "vla gate --device cpu --write-baseline FILE --force; vla gate --quick --device cpu --write-baseline FILE --force";
   json entry = json::object();
   for (const auto& s : rep.summaries) {
     if (s.role != "production") continue;

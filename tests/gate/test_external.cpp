@@ -92,6 +92,31 @@ TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
   EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
 }
 
+// An external kernel keeps an accuracy baseline like ours: written from one run,
+// a later run within kBaselineFactor of it passes, one whose statistics worsened
+// beyond it fails (here the stored statistics are made tiny instead).
+TEST_F(External, AccuracyBaselineIsWrittenAndGuarded) {
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype fp32 --quick").code, 0);
+  run_harness(gate::production(impl::Kind::fp32, impl::Device::cpu), "outs");
+  auto r = run_vla(external("outs", "--write-baseline '" + path("base.json") + "'"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json b;
+  {
+    std::ifstream f(path("base.json"));
+    b = nlohmann::json::parse(f);
+  }
+  ASSERT_TRUE(b["modes"]["quick"]["external"].contains("external")) << b.dump(2);
+  EXPECT_NE(b["refresh"].get<std::string>().find("--external"), std::string::npos);
+  r = run_vla(external("outs", "--baseline '" + path("base.json") + "'"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (auto& [stat, v] : b["modes"]["quick"]["external"]["external"].items())
+    if (stat != "cases") v = 1e-12;
+  std::ofstream(path("tight.json")) << b.dump(2);
+  r = run_vla(external("outs", "--baseline '" + path("tight.json") + "'"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("accuracy regression: external:"), std::string::npos) << r.output;
+}
+
 TEST_F(External, AMissingOutputFailsUnlessSkippedAndBadUsageIsRefused) {
   ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype fp32 --quick").code, 0);
   run_harness(gate::production(impl::Kind::fp32, impl::Device::cpu), "outs");
