@@ -12,6 +12,7 @@
 
 #include "registry.hpp"
 #include "vla/gate/domain.hpp"
+#include "vla/gate/external.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/spec_args.hpp"
 
@@ -26,12 +27,34 @@ struct FuzzArgs {
   long cases = 0;
   std::uint64_t seed = 1;
   std::string impl = "production", device, corpus, replay, shard = "0/1", case_seed;
+  std::string external_cmd, dtype;  // a kernel outside this repository, run by a command (gate/external.hpp)
   std::vector<std::string> merge;
   int max_T = 64, shrink_budget = 200;
   std::vector<int> dims = {16};
   double adversarial = 0.0625;
-  CLI::Option *o_impl = nullptr, *o_seconds = nullptr;
+  CLI::Option *o_impl = nullptr, *o_seconds = nullptr, *o_device = nullptr;
 };
+
+// The candidates named by --impl, or the kernel that --external-cmd runs.
+std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string& names, impl::Device dev) {
+  if (a.external_cmd.empty()) return gate::find_candidates(names, dev);
+  return {gate::command_candidate(a.external_cmd, gate::parse_policy(a.dtype))};
+}
+
+// How a printed replay reruns an external command's case.
+std::string with_command(const FuzzArgs& a, const std::string& replay) {
+  return a.external_cmd.empty() ? replay : gate::command_replay(replay, a.external_cmd, a.dtype);
+}
+
+void check_external(const FuzzArgs& a) {
+  if (a.external_cmd.empty()) {
+    if (!a.dtype.empty()) throw InputError("--dtype applies with --external-cmd only");
+    return;
+  }
+  if (a.dtype.empty()) throw InputError("--external-cmd needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
+  if (a.o_impl->count() > 0) throw InputError("--impl does not apply with --external-cmd (the command is the implementation)");
+  if (a.o_device->count() > 0) throw InputError("--device does not apply with --external-cmd (the command chooses its device)");
+}
 
 std::uint64_t parse_u64(const std::string& s, const char* opt) {
   try {
@@ -88,7 +111,7 @@ int replay(const FuzzArgs& a) {
   for (const auto& f : gate::case_files(a.replay)) {
     const gate::StoredCase c = gate::load_case(f);
     const std::string names = a.o_impl->count() ? a.impl : c.impl;
-    for (const auto& cand : gate::find_candidates(names, dev)) {
+    for (const auto& cand : candidates_of(a, names, dev)) {
       const gate::Judgement j = gate::judge_in_domain(cand, gate::expect(c.stream, c.opt, cand.policy));
       ++n;
       fails += j.status == gate::Status::fail;
@@ -102,6 +125,7 @@ int replay(const FuzzArgs& a) {
 }
 
 int run(const FuzzArgs& a) {
+  check_external(a);
   if (!a.merge.empty()) return merge(a);
   if (!a.replay.empty()) return replay(a);
   if (!(a.seconds > 0) && a.cases <= 0 && a.case_seed.empty()) throw InputError("--seconds must be > 0 (or give --cases)");
@@ -111,7 +135,7 @@ int run(const FuzzArgs& a) {
   if (!(a.adversarial >= 0 && a.adversarial <= 1)) throw InputError("--adversarial must be in [0, 1]");
   const auto [shard, shards] = parse_shard(a.shard);
   const impl::Device dev = device_of(a);
-  const std::vector<gate::Candidate> cands = gate::find_candidates(a.impl, dev);
+  const std::vector<gate::Candidate> cands = candidates_of(a, a.impl, dev);
   std::vector<gate::Policy> policies;
   for (const auto& c : cands)
     if (std::find(policies.begin(), policies.end(), c.policy) == policies.end()) policies.push_back(c.policy);
@@ -123,7 +147,8 @@ int run(const FuzzArgs& a) {
 
   const bool one = !a.case_seed.empty();
   const std::uint64_t single = one ? parse_u64(a.case_seed, "--case-seed") : 0;
-  std::cout << fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
+  std::cout << (a.external_cmd.empty() ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
+                                       : fmt::format("vla fuzz: an external kernel run as `{}`, judged as {}; ", a.external_cmd, a.dtype))
             << (one ? fmt::format("case seed 0x{:016x}\n", single)
                     : fmt::format("seed {}, shard {}/{}, T <= {}, D in {{{}}}, {} adversarial; {}\n", a.seed, shard, shards, a.max_T,
                                   fmt::join(a.dims, ","), a.adversarial,
@@ -160,9 +185,10 @@ int run(const FuzzArgs& a) {
         if (!a.corpus.empty()) {
           const gate::SavedCase s = gate::save_case(a.corpus, c, sh.stream, fc.opt, fc.origin, seed, sh.judgement.verdict.summary());
           saved += !s.existed;
-          std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << s.replay << "\n";
+          std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << with_command(a, s.replay)
+                    << "\n";
         } else {
-          std::cout << fmt::format("    replay: vla fuzz --impl {} --case-seed 0x{:016x}\n", c.name, seed);
+          std::cout << "    replay: " << with_command(a, fmt::format("vla fuzz --impl {} --case-seed 0x{:016x}", c.name, seed)) << "\n";
         }
         std::cout << std::flush;
       }
@@ -185,7 +211,11 @@ Register reg{Command{
       sub.add_option("--cases", a->cases, "Stop after this many cases instead (per precision policy)");
       sub.add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
       a->o_impl = sub.add_option("--impl", a->impl, "Implementations (as for vla gate)")->capture_default_str();
-      sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
+      sub.add_option("--external-cmd", a->external_cmd,
+                     "Fuzz a kernel run by this shell command, once per stream: {input}, {output}, {options} as for vla gate "
+                     "--external-cmd; exit 77 skips a stream; needs --dtype");
+      sub.add_option("--dtype", a->dtype, "The --external-cmd kernel's precision policy")->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
       sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
       sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");
       sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();

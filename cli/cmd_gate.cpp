@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 struct GateArgs {
   bool quick = false, mutation = false, all_cases = false, force = false, skip_missing = false;
   std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
-  std::string export_cases, external, cases, dtype;  // a kernel outside this repository (gate/external.hpp)
+  std::string export_cases, external, cases, dtype, external_cmd;  // a kernel outside this repository (gate/external.hpp)
   int fuzz_cases = -1;
   std::uint64_t fuzz_seed = 1;
   CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
@@ -60,15 +60,22 @@ int run(const GateArgs& a) {
                                    {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
     return export_cases(a);
   }
-  if (ext) {
+  const bool cmd = !a.external_cmd.empty();
+  if (cmd) {
+    if (ext) throw InputError("--external-cmd and --external are two ways to gate one kernel: give one");
+    if (a.dtype.empty()) throw InputError("--external-cmd needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
+    refuse_with("--external-cmd", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_device->count() > 0, "--device"},
+                                   {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (exit 77 skips a case)"}});
+  } else if (ext) {
     if (a.cases.empty()) throw InputError("--external needs --cases (the folder written by --export-cases)");
     refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (its kernel cannot run new streams)"},
                                {a.o_fuzz_seed->count() > 0, "--fuzz-seed"}, {a.o_device->count() > 0, "--device"}});
     std::error_code ec;
     if (!fs::is_directory(a.external, ec)) throw InputError("--external " + a.external + " is not a folder");
-  } else {
+  }
+  if (!ext && !cmd) {
     if (!a.cases.empty()) throw InputError("--cases applies with --external only");
-    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases or --external only");
+    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external or --external-cmd only");
     if (a.skip_missing) throw InputError("--skip-missing applies with --external only");
   }
   for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
@@ -100,6 +107,10 @@ int run(const GateArgs& a) {
     cfg.device = "external";
     cfg.candidates = {gate::external_candidate(*exported, a.external, gate::parse_policy(a.dtype.empty() ? exported->dtype : a.dtype), a.skip_missing)};
     cfg.fuzz_cases = 0;
+  } else if (cmd) {
+    cfg.device = "external";
+    cfg.candidates = {gate::command_candidate(a.external_cmd, gate::parse_policy(a.dtype))};
+    cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
   } else {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
@@ -112,13 +123,22 @@ int run(const GateArgs& a) {
     std::cout << fmt::format("vla gate: {} battery, an external kernel's outputs in {} (cases in {}), judged as {}\n", cfg.quick ? "quick" : "full",
                              a.external, a.cases, cfg.candidates.front().policy.name())
               << std::flush;
+  else if (cmd)
+    std::cout << fmt::format("vla gate: {} mode, an external kernel run as `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",
+                             cfg.quick ? "quick" : "full", a.external_cmd, cfg.candidates.front().policy.name(), cfg.fuzz_cases, cfg.fuzz_seed)
+              << std::flush;
   else
     std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
                              a.quick ? "quick" : "full", cfg.device, dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(),
                              cfg.fuzz_cases, cfg.fuzz_seed)
               << std::flush;
   // An external case replays with vla check on its two files (the gate cannot rerun that kernel).
-  auto replay_of = [&](const gate::CaseResult& r) { return ext ? gate::external_replay(*exported, a.external, r.id) : r.replay; };
+  // A command-run kernel replays with the same command.
+  auto replay_of = [&](const gate::CaseResult& r) {
+    if (ext) return gate::external_replay(*exported, a.external, r.id);
+    if (cmd) return gate::command_replay(r.replay, a.external_cmd, a.dtype);
+    return r.replay;
+  };
   int shown = 0;
   gate::GateReport rep = gate::run_gate(cfg, [&](const gate::CaseResult& r) {
     if (r.status != gate::Status::fail) return;
@@ -130,7 +150,7 @@ int run(const GateArgs& a) {
     }
   });
   if (!a.only_case.empty() && rep.results.empty()) throw InputError("--case '" + a.only_case + "' names no battery case of this mode");
-  if (ext)
+  if (ext || cmd)
     for (auto& r : rep.results) r.replay = replay_of(r);
   if (!a.baseline.empty()) gate::compare_with_baseline(rep, a.baseline);
 
@@ -148,7 +168,15 @@ int run(const GateArgs& a) {
     gate::write_baseline(rep, a.write_baseline, a.force);
     std::cout << "  wrote the accuracy baseline (" << (cfg.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
   }
-  const bool ok = gate::verdict_passed(rep, a.mutation);
+  // An external kernel that skipped or refused every case has shown nothing: that is no pass.
+  bool judged_something = true;
+  if (ext || cmd)
+    for (const auto& s : rep.summaries)
+      if (s.pass + s.fail == 0) {
+        judged_something = false;
+        std::cout << "  " << s.name << " was judged on no case (every case outside its domain): nothing is shown\n";
+      }
+  const bool ok = gate::verdict_passed(rep, a.mutation) && judged_something;
   std::cout << fmt::format("vla gate: {} in {:.1f} s\n", ok ? "PASSED" : "FAILED", rep.seconds);
   return ok ? kExitOk : kExitFail;
 }
@@ -179,6 +207,9 @@ Register reg{Command{
       sub.add_option("--cases", a->cases, "The folder --export-cases wrote (with --external)");
       sub.add_option("--dtype", a->dtype, "The external kernel's precision policy (with --export-cases; with --external, default: the export's)")
           ->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
+      sub.add_option("--external-cmd", a->external_cmd,
+                     "Gate a kernel run by this shell command, once per stream: {input} (a stream file), {output} (the file it writes), "
+                     "{options} (the options as vla run arguments); exit 77 skips a stream outside its domain; needs --dtype");
       sub.add_flag("--skip-missing", a->skip_missing,
                    "With --external: a case without an output file is outside the kernel's domain instead of failing");
       sub.add_option("--case", a->only_case, "Run only the battery case with this id");

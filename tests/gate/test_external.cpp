@@ -141,4 +141,62 @@ TEST_F(External, AMissingOutputFailsUnlessSkippedAndBadUsageIsRefused) {
   EXPECT_EQ(run_vla("gate --cases '" + path("cases") + "' --quick").code, 2);                       // --cases alone
 }
 
+// --external-cmd: the kernel as a command run once per stream (here `vla run`
+// itself, honest at fp32, or its bf16 kernel claiming fp32 precision).
+class ExternalCmd : public CliTest {
+ protected:
+  static std::string kernel(const char* impl) {
+    return std::string("--external-cmd \"'") + VLA_BIN + "' run --input {input} --output {output} --impl " + impl +
+           " --device cpu {options} > /dev/null\" --dtype fp32";
+  }
+};
+
+TEST_F(ExternalCmd, GateAndFuzzReachTheCommandAndReplayIt) {
+  auto r = run_vla("gate --quick --fuzz-cases 10 " + kernel("fp32") + " --junit '" + path("j.xml") + "'");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("an external kernel run as"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("j.xml")));
+
+  r = run_vla("gate --quick --fuzz-cases 0 " + kernel("bf16"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto at = r.output.find("replay: vla gate --case");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);
+  EXPECT_NE(replay.find("--external-cmd"), std::string::npos) << replay;
+  const auto one = run_vla(replay);
+  EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
+  EXPECT_NE(one.output.find("1 fail"), std::string::npos) << one.output;
+
+  r = run_vla("fuzz --cases 20 " + kernel("fp32"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = run_vla("fuzz --cases 2 --shrink-budget 20 --corpus '" + path("corpus") + "' " + kernel("bf16"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rp = r.output.find("replay: vla fuzz --replay");
+  ASSERT_NE(rp, std::string::npos) << r.output;
+  const std::string again = r.output.substr(rp + 12, r.output.find('\n', rp) - rp - 12);
+  const auto re = run_vla(again);
+  EXPECT_EQ(re.code, 1) << again << "\n" << re.output;
+  EXPECT_NE(re.output.find("1 of 1 judgements fail"), std::string::npos) << re.output;
+}
+
+TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {
+  // Exit 77 on every stream: each case outside the domain, and a gate that judged nothing does not pass.
+  auto r = run_vla("gate --quick --fuzz-cases 2 --external-cmd 'echo not mine: {input} {output} >&2; exit 77' --dtype bf16");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("was judged on no case"), std::string::npos) << r.output;
+  // A command that fails names its exit status and its standard error.
+  r = run_vla("gate --quick --fuzz-cases 0 --case 'gaussian/paper/B1T1H1D16' --external-cmd 'echo kernel crashed >&2; exit 3 # {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the command exited 3: kernel crashed"), std::string::npos) << r.output;
+  // Exit 0 without an output file.
+  r = run_vla("gate --quick --fuzz-cases 0 --case 'gaussian/paper/B1T1H1D16' --external-cmd 'true {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("wrote no output.safetensors"), std::string::npos) << r.output;
+  EXPECT_EQ(run_vla("gate --quick --external-cmd 'run-kernel {input}' --dtype fp32").code, 2);  // no {output}
+  EXPECT_EQ(run_vla("gate --quick --external-cmd 'k {input} {output}'").code, 2);                // no --dtype
+  EXPECT_EQ(run_vla("gate --quick --external-cmd 'k {input} {output}' --dtype fp32 --impl bf16").code, 2);
+  EXPECT_EQ(run_vla("fuzz --cases 1 --external-cmd 'k {input} {output}'").code, 2);
+  EXPECT_EQ(run_vla("fuzz --cases 1 --dtype fp32").code, 2);  // --dtype without a command
+}
+
 }  // namespace

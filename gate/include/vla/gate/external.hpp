@@ -53,6 +53,21 @@ ExportedCases read_exported(const std::filesystem::path& dir);
 // fails ("no output file"), or with skip_missing lies outside its domain.
 Candidate external_candidate(const ExportedCases& cases, const std::filesystem::path& outputs, const Policy& policy, bool skip_missing);
 
+// A kernel run through a shell command, once per stream, so that the battery, the
+// fuzz budget, `vla fuzz` and its shrinking all reach it: in `cmd`, {input} becomes
+// a safetensors stream (inputs in the policy's input type, the options in its
+// metadata as export_battery writes them), {output} the file the command writes
+// (o, and S, A, state_norm when it has them), {options} the options as `vla run`
+// arguments. Exit 0: outputs written. Exit 77 (the "skipped" of automake's test
+// drivers): the stream lies outside the kernel's domain. Anything else fails the
+// case, with the command's exit status and the end of its standard error.
+inline constexpr int kCommandSkip = 77;
+Candidate command_candidate(const std::string& cmd, const Policy& policy);
+
+// `replay` (a gate or fuzz replay naming "--impl external") with the command
+// candidate instead: "--external-cmd 'CMD' --dtype D".
+std::string command_replay(const std::string& replay, const std::string& cmd, const std::string& dtype);
+
 // The command that judges one exported case alone.
 std::string external_replay(const ExportedCases& cases, const std::filesystem::path& outputs, const std::string& case_id);
 
