@@ -27,7 +27,7 @@ struct FuzzArgs {
   long cases = 0;
   std::uint64_t seed = 1;
   std::string impl = "production", device, corpus, replay, shard = "0/1", case_seed;
-  std::string external_cmd, dtype;  // a kernel outside this repository, run by a command (gate/external.hpp)
+  std::string external_cmd, external_serve, dtype;  // a kernel outside this repository, run by a command (gate/external.hpp)
   std::vector<std::string> merge;
   int max_T = 64, shrink_budget = 200;
   std::vector<int> dims = {16};
@@ -35,25 +35,32 @@ struct FuzzArgs {
   CLI::Option *o_impl = nullptr, *o_seconds = nullptr, *o_device = nullptr;
 };
 
-// The candidates named by --impl, or the kernel that --external-cmd runs.
+bool external(const FuzzArgs& a) { return !a.external_cmd.empty() || !a.external_serve.empty(); }
+std::string external_flag(const FuzzArgs& a) { return a.external_serve.empty() ? "--external-cmd" : "--external-serve"; }
+const std::string& external_command(const FuzzArgs& a) { return a.external_serve.empty() ? a.external_cmd : a.external_serve; }
+
+// The candidates named by --impl, or the kernel that --external-cmd runs or --external-serve serves.
 std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string& names, impl::Device dev) {
-  if (a.external_cmd.empty()) return gate::find_candidates(names, dev);
-  return {gate::command_candidate(a.external_cmd, gate::parse_policy(a.dtype))};
+  if (!external(a)) return gate::find_candidates(names, dev);
+  const gate::Policy policy = gate::parse_policy(a.dtype);
+  return {a.external_serve.empty() ? gate::command_candidate(a.external_cmd, policy) : gate::server_candidate(a.external_serve, policy)};
 }
 
-// How a printed replay reruns an external command's case.
+// How a printed replay reruns an external kernel's case.
 std::string with_command(const FuzzArgs& a, const std::string& replay) {
-  return a.external_cmd.empty() ? replay : gate::command_replay(replay, a.external_cmd, a.dtype);
+  return external(a) ? gate::command_replay(replay, external_flag(a), external_command(a), a.dtype) : replay;
 }
 
 void check_external(const FuzzArgs& a) {
-  if (a.external_cmd.empty()) {
-    if (!a.dtype.empty()) throw InputError("--dtype applies with --external-cmd only");
+  if (!external(a)) {
+    if (!a.dtype.empty()) throw InputError("--dtype applies with --external-cmd or --external-serve only");
     return;
   }
-  if (a.dtype.empty()) throw InputError("--external-cmd needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
-  if (a.o_impl->count() > 0) throw InputError("--impl does not apply with --external-cmd (the command is the implementation)");
-  if (a.o_device->count() > 0) throw InputError("--device does not apply with --external-cmd (the command chooses its device)");
+  const std::string flag = external_flag(a);
+  if (!a.external_cmd.empty() && !a.external_serve.empty()) throw InputError("--external-cmd and --external-serve: give one");
+  if (a.dtype.empty()) throw InputError(flag + " needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
+  if (a.o_impl->count() > 0) throw InputError("--impl does not apply with " + flag + " (the command is the implementation)");
+  if (a.o_device->count() > 0) throw InputError("--device does not apply with " + flag + " (the command chooses its device)");
 }
 
 std::uint64_t parse_u64(const std::string& s, const char* opt) {
@@ -147,8 +154,9 @@ int run(const FuzzArgs& a) {
 
   const bool one = !a.case_seed.empty();
   const std::uint64_t single = one ? parse_u64(a.case_seed, "--case-seed") : 0;
-  std::cout << (a.external_cmd.empty() ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
-                                       : fmt::format("vla fuzz: an external kernel run as `{}`, judged as {}; ", a.external_cmd, a.dtype))
+  std::cout << (!external(a) ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
+                             : fmt::format("vla fuzz: an external kernel {} `{}`, judged as {}; ",
+                                           a.external_serve.empty() ? "run as" : "served by", external_command(a), a.dtype))
             << (one ? fmt::format("case seed 0x{:016x}\n", single)
                     : fmt::format("seed {}, shard {}/{}, T <= {}, D in {{{}}}, {} adversarial; {}\n", a.seed, shard, shards, a.max_T,
                                   fmt::join(a.dims, ","), a.adversarial,
@@ -215,7 +223,9 @@ Register reg{Command{
       sub.add_option("--external-cmd", a->external_cmd,
                      "Fuzz a kernel run by this shell command, once per stream: {input}, {output}, {options} as for vla gate "
                      "--external-cmd; exit 77 skips a stream; needs --dtype");
-      sub.add_option("--dtype", a->dtype, "The --external-cmd kernel's precision policy")->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
+      sub.add_option("--external-serve", a->external_serve,
+                     "Fuzz a kernel served by this shell command, started once (the line protocol of vla gate --external-serve); needs --dtype");
+      sub.add_option("--dtype", a->dtype, "The external kernel's precision policy")->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
       sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
       sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");
       sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();

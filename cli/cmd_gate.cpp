@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 struct GateArgs {
   bool quick = false, mutation = false, all_cases = false, force = false, skip_missing = false;
   std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
-  std::string export_cases, external, cases, dtype, external_cmd;  // a kernel outside this repository (gate/external.hpp)
+  std::string export_cases, external, cases, dtype, external_cmd, external_serve;  // a kernel outside this repository (gate/external.hpp)
   int fuzz_cases = -1;
   std::uint64_t fuzz_seed = 1;
   CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
@@ -60,12 +60,15 @@ int run(const GateArgs& a) {
                                    {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
     return export_cases(a);
   }
-  const bool cmd = !a.external_cmd.empty();
+  const bool cmd = !a.external_cmd.empty() || !a.external_serve.empty();
+  const std::string flag = a.external_serve.empty() ? "--external-cmd" : "--external-serve";
+  const std::string& command = a.external_serve.empty() ? a.external_cmd : a.external_serve;
   if (cmd) {
-    if (ext) throw InputError("--external-cmd and --external are two ways to gate one kernel: give one");
-    if (a.dtype.empty()) throw InputError("--external-cmd needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
-    refuse_with("--external-cmd", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_device->count() > 0, "--device"},
-                                   {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (exit 77 skips a case)"}});
+    if (int(ext) + int(!a.external_cmd.empty()) + int(!a.external_serve.empty()) > 1)
+      throw InputError("--external, --external-cmd and --external-serve are three ways to gate one kernel: give one");
+    if (a.dtype.empty()) throw InputError(flag + " needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
+    refuse_with(flag.c_str(), {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_device->count() > 0, "--device"},
+                               {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (the kernel skips a stream itself)"}});
   } else if (ext) {
     if (a.cases.empty()) throw InputError("--external needs --cases (the folder written by --export-cases)");
     refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (its kernel cannot run new streams)"},
@@ -75,7 +78,7 @@ int run(const GateArgs& a) {
   }
   if (!ext && !cmd) {
     if (!a.cases.empty()) throw InputError("--cases applies with --external only");
-    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external or --external-cmd only");
+    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external, --external-cmd or --external-serve only");
     if (a.skip_missing) throw InputError("--skip-missing applies with --external only");
   }
   for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
@@ -109,7 +112,8 @@ int run(const GateArgs& a) {
     cfg.fuzz_cases = 0;
   } else if (cmd) {
     cfg.device = "external";
-    cfg.candidates = {gate::command_candidate(a.external_cmd, gate::parse_policy(a.dtype))};
+    const gate::Policy policy = gate::parse_policy(a.dtype);
+    cfg.candidates = {a.external_serve.empty() ? gate::command_candidate(command, policy) : gate::server_candidate(command, policy)};
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
   } else {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
@@ -124,8 +128,9 @@ int run(const GateArgs& a) {
                              a.external, a.cases, cfg.candidates.front().policy.name())
               << std::flush;
   else if (cmd)
-    std::cout << fmt::format("vla gate: {} mode, an external kernel run as `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",
-                             cfg.quick ? "quick" : "full", a.external_cmd, cfg.candidates.front().policy.name(), cfg.fuzz_cases, cfg.fuzz_seed)
+    std::cout << fmt::format("vla gate: {} mode, an external kernel {} `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",
+                             cfg.quick ? "quick" : "full", a.external_serve.empty() ? "run as" : "served by", command,
+                             cfg.candidates.front().policy.name(), cfg.fuzz_cases, cfg.fuzz_seed)
               << std::flush;
   else
     std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
@@ -136,7 +141,7 @@ int run(const GateArgs& a) {
   // A command-run kernel replays with the same command.
   auto replay_of = [&](const gate::CaseResult& r) {
     if (ext) return gate::external_replay(*exported, a.external, r.id);
-    if (cmd) return gate::command_replay(r.replay, a.external_cmd, a.dtype);
+    if (cmd) return gate::command_replay(r.replay, flag, command, a.dtype);
     return r.replay;
   };
   int shown = 0;
@@ -210,6 +215,9 @@ Register reg{Command{
       sub.add_option("--external-cmd", a->external_cmd,
                      "Gate a kernel run by this shell command, once per stream: {input} (a stream file), {output} (the file it writes), "
                      "{options} (the options as vla run arguments); exit 77 skips a stream outside its domain; needs --dtype");
+      sub.add_option("--external-serve", a->external_serve,
+                     "Gate a kernel served by this shell command, started once: it reads 'INPUT<TAB>OUTPUT<TAB>OPTIONS' lines and "
+                     "answers 'ok', 'skip REASON' or 'error MESSAGE' (docs/GATE.md); needs --dtype");
       sub.add_flag("--skip-missing", a->skip_missing,
                    "With --external: a case without an output file is outside the kernel's domain instead of failing");
       sub.add_option("--case", a->only_case, "Run only the battery case with this id");

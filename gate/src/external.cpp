@@ -5,14 +5,10 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <iterator>
-#include <memory>
 #include <random>
 #include <stdexcept>
 #include <system_error>
 
-#include <stdlib.h>
-#include <sys/wait.h>
 
 #include "vla/gate/battery.hpp"
 #include "vla/gate/candidate_file.hpp"
@@ -189,110 +185,6 @@ Candidate external_candidate(const ExportedCases& cases, const fs::path& outputs
       return "";
     };
   return c;
-}
-
-namespace {
-
-// One run of a command candidate: its outputs, or why there are none.
-struct CommandResult {
-  Outputs out;
-  std::string skipped;  // exit 77: the command's reason (its stderr's last line), else empty
-  std::string error;    // any other failure
-};
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
-std::string tail_of(const fs::path& file, std::size_t n) {
-  std::ifstream f(file);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  while (!all.empty() && (all.back() == '\n' || all.back() == ' ')) all.pop_back();
-  return all.size() > n ? "..." + all.substr(all.size() - n) : all;
-}
-
-CommandResult run_command(const std::string& tmpl, const Policy& policy, const Stream& s, const Options& opt) {
-  std::string dir = (fs::temp_directory_path() / "vla-cmd-XXXXXX").string();
-  if (!::mkdtemp(dir.data())) throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
-  const fs::path in = fs::path(dir) / "input.safetensors", out = fs::path(dir) / "output.safetensors", err = fs::path(dir) / "stderr";
-  CommandResult r;
-  try {
-    io::Metadata m;
-    m["tool"] = io::tool_version();
-    m["spec.arguments"] = spec_arguments(opt);
-    put_options(m, opt);
-    io::save_stream(in, s, policy.input() == impl::Kind::fp32 ? io::DType::F32 : io::DType::BF16, m, false);
-    std::string cmd;
-    for (std::size_t i = 0; i < tmpl.size();) {
-      auto take = [&](const char* key, const std::string& value) {
-        const std::size_t n = std::char_traits<char>::length(key);
-        if (tmpl.compare(i, n, key) != 0) return false;
-        cmd += value;
-        i += n;
-        return true;
-      };
-      if (take("{input}", quoted(in.string())) || take("{output}", quoted(out.string())) || take("{options}", spec_arguments(opt))) continue;
-      cmd += tmpl[i++];
-    }
-    // The command on lines of its own, so that a trailing comment cannot swallow the redirections.
-    const int status = std::system(("(\n" + cmd + "\n) > /dev/null 2> " + quoted(err.string())).c_str());
-    const int code = status == -1 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::error_code ec;
-    if (code == kCommandSkip) {
-      r.skipped = tail_of(err, 200);
-      if (r.skipped.empty()) r.skipped = "the command skipped it (exit 77)";
-    } else if (code != 0) {
-      r.error = fmt::format("the command exited {}{}", code, tail_of(err, 400).empty() ? "" : ": " + tail_of(err, 400));
-    } else if (!fs::exists(out, ec)) {
-      r.error = "the command exited 0 but wrote no " + out.filename().string() + " at {output}";
-    } else {
-      r.out = load_candidate(out, s.dims).out;
-    }
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  return r;
-}
-
-}  // namespace
-
-Candidate command_candidate(const std::string& cmd, const Policy& policy) {
-  if (cmd.find("{input}") == std::string::npos || cmd.find("{output}") == std::string::npos)
-    throw std::invalid_argument("--external-cmd must name {input} and {output} (and may name {options})");
-  Candidate c;
-  c.name = "external";
-  c.policy = policy;
-  c.role = Role::production;
-  c.description = "the command: " + cmd;
-  // judge_in_domain asks outside() and then run() about the same stream: one run of
-  // the command answers both (kept until run() takes it).
-  auto last = std::make_shared<std::pair<std::string, CommandResult>>();
-  auto result = [cmd, policy, last](const Stream& s, const Options& opt) -> CommandResult& {
-    const std::string key = case_hash(kHashImpl, s, opt);
-    if (last->first != key) *last = {key, run_command(cmd, policy, s, opt)};
-    return last->second;
-  };
-  c.outside = [result](const Stream& s, const Options& opt) { return result(s, opt).skipped; };
-  c.run = [result, last](const Stream& s, const Options& opt) {
-    CommandResult r = std::move(result(s, opt));
-    last->first.clear();
-    if (!r.error.empty()) throw std::runtime_error(r.error);
-    if (!r.skipped.empty()) throw std::runtime_error("the command skipped a stream it was asked to run: " + r.skipped);
-    return std::move(r.out);
-  };
-  return c;
-}
-
-std::string command_replay(const std::string& replay, const std::string& cmd, const std::string& dtype) {
-  const std::string with = " --external-cmd " + quoted(cmd) + " --dtype " + dtype;
-  const std::string impl = " --impl external";
-  std::string r = replay;
-  if (const auto at = r.find(impl); at != std::string::npos) return r.replace(at, impl.size(), with);
-  return r + with;
 }
 
 std::string external_replay(const ExportedCases& cases, const fs::path& outputs, const std::string& case_id) {

@@ -199,4 +199,51 @@ TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {
   EXPECT_EQ(run_vla("fuzz --cases 1 --dtype fp32").code, 2);  // --dtype without a command
 }
 
+// --external-serve: the kernel as one long-lived process fed a line per stream
+// (here a shell loop around `vla run`).
+class ExternalServe : public CliTest {
+ protected:
+  // A server script in the test's folder; `impl` is the kernel vla run runs for it.
+  std::string server(const char* impl) {
+    std::ofstream(path("server.sh")) << "tab=$(printf '\\t')\n"
+                                     << "while IFS=\"$tab\" read -r in out opts; do\n"
+                                     << "  if '" << VLA_BIN << "' run --input \"$in\" --output \"$out\" --impl " << impl
+                                     << " --device cpu $opts > /dev/null 2>&1; then echo ok; else echo \"skip vla run refused it\"; fi\n"
+                                     << "done\n";
+    return "--external-serve \"sh '" + path("server.sh") + "'\" --dtype fp32";
+  }
+};
+
+TEST_F(ExternalServe, GateAndFuzzTalkToOneServer) {
+  auto r = run_vla("gate --quick --fuzz-cases 10 " + server("fp32"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("served by"), std::string::npos) << r.output;
+  r = run_vla("fuzz --cases 10 " + server("fp32"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = run_vla("gate --quick --fuzz-cases 0 " + server("bf16"));  // bf16 claiming fp32 precision
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto at = r.output.find("replay: vla gate --case");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);
+  EXPECT_NE(replay.find("--external-serve"), std::string::npos) << replay;
+  EXPECT_EQ(run_vla(replay).code, 1) << replay;
+}
+
+TEST_F(ExternalServe, ALostOrConfusedServerFailsItsCases) {
+  const std::string one = " --quick --fuzz-cases 0 --case 'gaussian/paper/B1T1H1D16' --dtype fp32";
+  auto r = run_vla("gate" + one + " --external-serve 'read line; exit 5'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the server was lost: it closed its output without answering (it exited 5)"), std::string::npos) << r.output;
+  r = run_vla("gate" + one + " --external-serve 'while read line; do echo maybe; done'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the server answered 'maybe'"), std::string::npos) << r.output;
+  r = run_vla("gate" + one + " --external-serve 'while read line; do echo error out of memory; done'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the server reported: out of memory"), std::string::npos) << r.output;
+  r = run_vla("gate --quick --fuzz-cases 3 --dtype fp32 --external-serve 'while read line; do echo skip not mine; done'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("was judged on no case"), std::string::npos) << r.output;
+  EXPECT_EQ(run_vla("gate --quick --external-serve 'x' --external-cmd 'k {input} {output}' --dtype fp32").code, 2);
+}
+
 }  // namespace

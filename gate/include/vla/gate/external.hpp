@@ -64,9 +64,19 @@ Candidate external_candidate(const ExportedCases& cases, const std::filesystem::
 inline constexpr int kCommandSkip = 77;
 Candidate command_candidate(const std::string& cmd, const Policy& policy);
 
-// `replay` (a gate or fuzz replay naming "--impl external") with the command
-// candidate instead: "--external-cmd 'CMD' --dtype D".
-std::string command_replay(const std::string& replay, const std::string& cmd, const std::string& dtype);
+// The same kernel as one long-lived process (for a harness whose start-up costs
+// seconds): `cmd` is started once through /bin/sh and reads one request line per
+// stream on its standard input,
+//     INPUT<TAB>OUTPUT<TAB>OPTIONS<LF>
+// (the two file paths and the options as `vla run` arguments), and answers each on
+// its standard output with one line: "ok" (OUTPUT written), "skip REASON" (outside
+// its domain) or "error MESSAGE". Its standard error is vla's. A server that exits
+// or answers anything else fails the stream (and every later one, if it is gone).
+Candidate server_candidate(const std::string& cmd, const Policy& policy);
+
+// `replay` (a gate or fuzz replay naming "--impl external") with the kernel's own
+// flag instead: "FLAG 'CMD' --dtype D" (FLAG --external-cmd or --external-serve).
+std::string command_replay(const std::string& replay, const std::string& flag, const std::string& cmd, const std::string& dtype);
 
 // The command that judges one exported case alone.
 std::string external_replay(const ExportedCases& cases, const std::filesystem::path& outputs, const std::string& case_id);
