@@ -49,7 +49,10 @@ Policy parse_policy(std::string_view dtype) {
 
 std::string dtype_name(const Policy& p) { return p == parse_policy("tf32") ? "tf32" : p.name(); }
 
-ExportedCases export_battery(const fs::path& dir, bool quick, const Policy& policy, const std::function<void(int, int)>& progress) {
+ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& policy, const std::function<void(int, int)>& progress) {
+  // "cases/" names the folder "cases": without the trailing separator its parent and name are the folder's.
+  const fs::path dir = asked.has_filename() ? asked : asked.parent_path();
+  if (dir.empty()) throw std::invalid_argument("--export-cases needs a folder name");
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dir, ec)) && !empty_folder(dir))
     throw std::invalid_argument(dir.string() + " already exists and is not an empty folder; nothing is overwritten: choose a new folder");

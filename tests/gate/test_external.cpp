@@ -69,6 +69,10 @@ TEST_F(External, ExportWritesEveryJudgeableCaseInTheInputTypeAndNeverOverwrites)
   EXPECT_EQ(manifest()["dtype"], "bf16");
   EXPECT_EQ(std::size_t(std::distance(fs::directory_iterator(path("cases")), fs::directory_iterator())), before);
   EXPECT_EQ(entries(), 1u) << "no partial folder left beside it";
+  // A trailing separator names the same folder.
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("slash") + "/' --dtype fp32 --quick").code, 0);
+  EXPECT_TRUE(fs::exists(path("slash") + "/manifest.json"));
+  EXPECT_EQ(entries(), 2u);
 }
 
 TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
