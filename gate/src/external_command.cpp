@@ -170,16 +170,31 @@ class Server {
     if (status_ < 0) return "";
     return WIFEXITED(status_) ? fmt::format(" (it exited {})", WEXITSTATUS(status_)) : fmt::format(" (signal {})", WTERMSIG(status_));
   }
+  // Closing its input asks the server to finish; one that has not after 10 s gets
+  // SIGTERM, and after 5 s more SIGKILL, so that vla never waits on it for ever.
   void stop() {
     if (to_) std::fclose(to_), to_ = nullptr;
     if (from_) std::fclose(from_), from_ = nullptr;
-    if (pid_ > 0) {
-      int st = 0;
-      while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    if (pid_ <= 0) return;
+    int st = 0;
+    auto reaped = [&](int tenths) {
+      for (int i = 0; i < tenths; ++i) {
+        const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+        if (r == pid_ || (r < 0 && errno != EINTR)) return true;
+        ::usleep(100000);
       }
-      status_ = st;
-      pid_ = -1;
+      return false;
+    };
+    if (!reaped(100)) {
+      ::kill(pid_, SIGTERM);
+      if (!reaped(50)) {
+        ::kill(pid_, SIGKILL);
+        while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+        }
+      }
     }
+    status_ = st;
+    pid_ = -1;
   }
   std::string cmd_;
   bool started_ = false;
