@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 
 #include "vla/report/curves.hpp"
 #include "vla/report/deps.hpp"
@@ -43,7 +46,40 @@ json params(Profile p, const RunEnv& env) {
   }
   j["device"] = env.cuda ? "cuda" : "cpu";
   j["preset"] = "paper";
+  if (env.external) {
+    j["external"] = {{"label", env.external->label}, {"kind", impl::to_string(env.external->kind)}};
+    j["no_cache"] = true;  // the kernel behind a command may change while the command does not
+  }
   return j;
+}
+
+// One curve set of the section: our kernels, and an external kernel where given.
+struct Kernel {
+  std::string name;  // "fp32", "bf16", "bf16-state" or "external"
+  impl::Kind kind;   // the precision policy: inputs, output format, envelope
+  std::function<Outputs(const Stream&, const Options&)> run;
+};
+
+std::vector<Kernel> kernels_of(const RunEnv& env, bool cuda) {
+  std::vector<Kernel> ks;
+  for (impl::Kind kind : kKinds)
+    ks.push_back({impl::to_string(kind), kind, [kind, cuda](const Stream& s, const Options& o) { return deps::run_kernel(s, o, kind, cuda); }});
+  if (env.external) {
+    // One stream at a time: the external process (a server especially) is not
+    // shared by the section's worker threads.
+    auto gate = std::make_shared<std::mutex>();
+    const ExternalKernel x = *env.external;
+    ks.push_back({"external", x.kind, [x, gate](const Stream& s, const Options& o) {
+                    std::lock_guard<std::mutex> lock(*gate);
+                    try {
+                      return x.run(deps::consumed_inputs(s, x.kind), o);
+                    } catch (const std::exception& e) {
+                      // Unavailable: the section says why on the page, and vla report exits 1.
+                      throw deps::Unavailable("the external kernel (" + x.label + ") failed: " + e.what());
+                    }
+                  }});
+  }
+  return ks;
 }
 
 Format format_of(impl::Kind k) { return k == impl::Kind::fp32 ? Format::f32 : Format::bf16; }
@@ -57,7 +93,7 @@ struct KindCurves {
 };
 
 struct TaskResult {
-  std::map<impl::Kind, KindCurves> kinds;
+  std::map<std::string, KindCurves> kinds;  // by Kernel::name
   json ref_check;  // seed 0 only
 };
 
@@ -73,7 +109,7 @@ double frob_rel(const std::vector<double>& a, std::size_t ao, const std::vector<
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-TaskResult run_task(const json& P, const std::string& family, int seed, bool cuda, Progress& bar) {
+TaskResult run_task(const json& P, const std::string& family, int seed, const std::vector<Kernel>& kernels, Progress& bar) {
   const int T = family_T(P, family), D = P["D"], H = P["H"];
   const Dims dims{1, T, H, D, D};
   const Options opt = preset_options(Preset::paper);
@@ -82,14 +118,15 @@ TaskResult run_task(const json& P, const std::string& family, int seed, bool cud
   TaskResult tr;
 
   std::map<bool, RefRun> refs;  // keyed by "consumes bf16"
-  for (impl::Kind kind : kKinds) {
+  for (const Kernel& kernel : kernels) {
+    const impl::Kind kind = kernel.kind;
     const bool bf = kind != impl::Kind::fp32;
     if (!refs.count(bf)) {
       refs[bf] = run_reference(deps::consumed_inputs(s, kind), opt, cps);
       bar.add(1);
     }
     const RefRun& ref = refs.at(bf);
-    const Outputs cand = deps::run_kernel(s, opt, kind, cuda);
+    const Outputs cand = kernel.run(s, opt);
     bar.add(1);
     KindCurves kc;
     for (int h = 0; h < H; ++h) {
@@ -110,11 +147,11 @@ TaskResult run_task(const json& P, const std::string& family, int seed, bool cud
     kc.s_rel.assign(H, std::vector<double>(cps.size()));
     const std::size_t sz = std::size_t(D) * D;
     for (std::size_t ci = 0; ci < cps.size(); ++ci) {
-      const Outputs pc = cps[ci] == T ? cand : deps::run_kernel(prefix(s, cps[ci]), opt, kind, cuda);
+      const Outputs pc = cps[ci] == T ? cand : kernel.run(prefix(s, cps[ci]), opt);
       for (int h = 0; h < H; ++h) kc.s_rel[h][ci] = frob_rel(pc.S, h * sz, ref.S_at[h][ci], sz);
       bar.add(double(cps[ci]) / T);
     }
-    tr.kinds[kind] = std::move(kc);
+    tr.kinds[kernel.name] = std::move(kc);
   }
 
   if (seed == 0) {
@@ -132,7 +169,7 @@ TaskResult run_task(const json& P, const std::string& family, int seed, bool cud
         Outputs dbl = prefix_outputs(ref.out, PT);
         const auto e = step_rel_error(dbl, refp, 0, h);
         for (double x : e) worst_double = std::max(worst_double, x);
-        const auto& f = tr.kinds[impl::Kind::fp32].o_rel[h];
+        const auto& f = tr.kinds.at("fp32").o_rel[h];
         for (int t = 0; t < PT; ++t) worst_fp32 = std::max(worst_fp32, f[t]);
       }
       rc["double_max_rel_error"] = worst_double;
@@ -155,13 +192,15 @@ json compute(const json& P, const RunEnv& env) {
   const int seeds = P["seeds"];
   const int per_decade = P["per_decade"];
   const bool cuda = P["device"] == "cuda";
-  // Work units: 2 reference runs + 3 kernel runs + prefix runs (about 2 full runs per kernel).
-  Progress bar("drift", double(families.size() * seeds) * (2 + 3 + 3 * 2.0), env.progress);
+  const std::vector<Kernel> kernels = kernels_of(env, cuda);
+  // Work units: 2 reference runs + a run per kernel + prefix runs (about 2 full runs per kernel).
+  const double nk = double(kernels.size());
+  Progress bar("drift", double(families.size() * seeds) * (2 + nk + nk * 2.0), env.progress);
   std::vector<TaskResult> tasks(families.size() * seeds);
   std::vector<std::string> sources(families.size());
   for (std::size_t f = 0; f < families.size(); ++f) sources[f] = deps::stream_source(families[f]);
   parallel_for(tasks.size(), env.jobs, [&](std::size_t i) {
-    tasks[i] = run_task(P, families[i / seeds], int(i % seeds), cuda, bar);
+    tasks[i] = run_task(P, families[i / seeds], int(i % seeds), kernels, bar);
   });
 
   json out = {{"families", json::array()}, {"reference_check", json::array()}};
@@ -169,10 +208,10 @@ json compute(const json& P, const RunEnv& env) {
   for (std::size_t f = 0; f < families.size(); ++f) {
     const int T = family_T(P, families[f]);
     json fam = {{"family", families[f]}, {"source", sources[f]}, {"T", T}, {"kinds", json::array()}};
-    for (impl::Kind kind : kKinds) {
+    for (const Kernel& kernel : kernels) {
       KindCurves all;
       for (int sd = 0; sd < seeds; ++sd) {
-        const KindCurves& kc = tasks[f * seeds + sd].kinds.at(kind);
+        const KindCurves& kc = tasks[f * seeds + sd].kinds.at(kernel.name);
         all.o_rel.insert(all.o_rel.end(), kc.o_rel.begin(), kc.o_rel.end());
         all.bits.insert(all.bits.end(), kc.bits.begin(), kc.bits.end());
         all.env.insert(all.env.end(), kc.env.begin(), kc.env.end());
@@ -182,7 +221,8 @@ json compute(const json& P, const RunEnv& env) {
         if (!kc.env_missing.empty()) env_missing = kc.env_missing;
       }
       const Spread o = spread(all.o_rel), b = spread(all.bits), s = spread(all.s_rel);
-      json k = {{"kind", impl::to_string(kind)},
+      json k = {{"kind", kernel.name},
+                {"policy", impl::to_string(kernel.kind)},
                 {"curves", all.o_rel.size()},
                 {"o_median", xy(log_downsample(o.median, per_decade, Reduce::median))},
                 {"o_worst", xy(log_downsample(o.worst, per_decade, Reduce::max))},
@@ -336,6 +376,13 @@ Built build(const json& P, const json& R) {
        {"where", std::string(cuda ? "on the GPU (its name is in the summary)" : "as their CPU twins (no GPU in use), "
                                                                                "which reproduce the kernels' numerics")}}));
 
+  if (P.contains("external"))
+    s.blocks.push_back(para("The curves named external are a kernel outside this repository, run as {label} on the same "
+                            "streams and judged by the {kind} precision policy (its inputs rounded as a {kind} kernel "
+                            "consumes them); it is never taken from the report's cache.",
+                            {{"label", Code{P["external"]["label"].get<std::string>()}},
+                             {"kind", Code{P["external"]["kind"].get<std::string>()}}}));
+
   // Validation of the double reference.
   double min_ratio = 0;
   {
@@ -421,15 +468,16 @@ Built build(const json& P, const json& R) {
     s.blocks.push_back(s_figure(P, fam));
     s.blocks.push_back(bits_figure(P, fam));
   }
-  for (impl::Kind kind : kKinds) {
-    const std::string kn = impl::to_string(kind);
+  std::vector<std::string> names;
+  for (impl::Kind kind : kKinds) names.push_back(impl::to_string(kind));
+  if (P.contains("external")) names.push_back("external");
+  for (const std::string& kn : names) {
     if (worst_by_kind.count(kn))
       b.headlines.push_back({"worst row error of o_t (relative to the row's largest element), kernel " + kn +
                                  ", any family and step",
                              num(worst_by_kind[kn]), "drift"});
   }
-  for (impl::Kind kind : kKinds) {
-    const std::string kn = impl::to_string(kind);
+  for (const std::string& kn : names) {
     if (exit_by_kind.count(kn))
       b.headlines.push_back(
           {"first step outside the error model's envelope, kernel " + kn + ", any family", step_or_never(exit_by_kind[kn]), "drift"});

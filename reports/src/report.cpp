@@ -88,6 +88,7 @@ Outcome run_report(const Config& cfg) {
   env.jobs = cfg.jobs > 0 ? cfg.jobs : std::max(1u, std::thread::hardware_concurrency());
   env.progress = cfg.progress < 0 ? progress_wanted() : cfg.progress == 1;
   env.cuda = cfg.device == "cuda" || (cfg.device == "auto" && deps::cuda_available());
+  env.external = cfg.external;
 
   StagingDir staging(cfg.out);  // refuses a non-report --out before any work
   install_interrupt_handlers();
@@ -105,7 +106,8 @@ Outcome run_report(const Config& cfg) {
     bool cached = false;
     nlohmann::json result;
     try {
-      if (auto hit = cache.get(st->id, params)) {
+      const bool cacheable = !(params.contains("no_cache") && params["no_cache"].get<bool>());
+      if (auto hit = cacheable ? cache.get(st->id, params) : std::nullopt) {
         result = std::move(*hit);
         cached = true;
       } else {
@@ -113,7 +115,7 @@ Outcome run_report(const Config& cfg) {
           std::fprintf(stderr, "vla report: [%zu/%zu] %s\n", std::size_t(&st - chosen.data()) + 1, chosen.size(),
                        st->title.c_str());
         result = st->compute(params, env);
-        cache.put(st->id, params, result);
+        if (cacheable) cache.put(st->id, params, result);
       }
       built.push_back(st->build(params, result));
     } catch (const deps::Unavailable& e) {

@@ -250,4 +250,55 @@ TEST_F(ExternalServe, ALostOrConfusedServerFailsItsCases) {
   EXPECT_EQ(run_vla("gate --quick --external-serve 'x' --external-cmd 'k {input} {output}' --dtype fp32").code, 2);
 }
 
+// vla report --external-cmd: the external kernel's drift beside ours, never cached;
+// a kernel that fails leaves the rest of the report written and exits 1.
+class ExternalReport : public CliTest {
+ protected:
+  nlohmann::json section(const std::string& out, const std::string& id) {
+    std::ifstream f(path(out) + "/report.json");
+    const nlohmann::json r = nlohmann::json::parse(f);
+    for (const auto& s : r["sections"])
+      if (s["id"] == id) return s;
+    return {};
+  }
+};
+
+TEST_F(ExternalReport, DriftDrawsTheExternalKernelBesideOursAndNeverCachesIt) {
+  const std::string kernel = std::string("--external-cmd \"'") + VLA_BIN +
+                             "' run --input {input} --output {output} --impl bf16 --device cpu {options} > /dev/null\" --external-dtype bf16";
+  const std::string args = "report --tiny --sections drift --no-progress --cache-dir '" + path("cache") + "' " + kernel + " --out ";
+  auto r = run_vla(args + "'" + path("r1") + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json d = section("r1", "drift");
+  ASSERT_EQ(d["status"], "ok") << d.dump().substr(0, 400);
+  for (const auto& fam : d["data"]["families"]) {
+    nlohmann::json ours, theirs;
+    for (const auto& k : fam["kinds"]) {
+      if (k["kind"] == "bf16") ours = k;
+      if (k["kind"] == "external") theirs = k;
+    }
+    ASSERT_FALSE(theirs.is_null()) << fam["family"];
+    EXPECT_EQ(theirs["policy"], "bf16");
+    // `vla run --impl bf16` is our bf16 kernel: the same curves, bit for bit.
+    EXPECT_EQ(theirs["o_median"], ours["o_median"]) << fam["family"];
+    EXPECT_EQ(theirs["s_worst"], ours["s_worst"]) << fam["family"];
+  }
+  r = run_vla(args + "'" + path("r2") + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream f(path("r2") + "/report.json");
+  EXPECT_EQ(nlohmann::json::parse(f)["meta"]["stage_timings"]["drift"]["cached"], false);
+}
+
+TEST_F(ExternalReport, AFailingKernelLeavesTheReportAndExitsOne) {
+  const auto r = run_vla("report --tiny --sections drift,sherman-morrison --no-progress --no-cache --external-cmd 'echo no GPU >&2; exit 4 "
+                         "# {input} {output}' --external-dtype fp32 --out '" + path("r") + "'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the command exited 4: no GPU"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(path("r") + "/index.html"));
+  EXPECT_EQ(section("r", "drift")["status"], "unavailable");
+  EXPECT_EQ(section("r", "sherman-morrison")["status"], "ok");
+  EXPECT_EQ(run_vla("report --tiny --external-dtype fp32 --out '" + path("x") + "'").code, 2);
+  EXPECT_EQ(run_vla("report --tiny --external-cmd 'k {input} {output}' --out '" + path("x") + "'").code, 2);
+}
+
 }  // namespace

@@ -8,6 +8,11 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "vla/core/spec.hpp"
+#include "vla/core/stream.hpp"
+#include "vla/gpu/impl.hpp"
 
 #include "vla/report/document.hpp"
 
@@ -17,6 +22,14 @@ namespace vla::report {
 // `quick` is README command (1) (within 1 minute), `tiny` is for the tests.
 enum class Profile { tiny, quick, full };
 std::string to_string(Profile);
+
+// A kernel outside this repository (vla report --external-cmd / --external-serve):
+// the drift section draws it beside our kernel of the same precision policy.
+struct ExternalKernel {
+  std::string label;                                        // what the page calls it (its command)
+  impl::Kind kind = impl::Kind::fp32;                       // the precision policy it is judged by
+  std::function<Outputs(const Stream&, const Options&)> run;  // takes the inputs as `kind` consumes them
+};
 
 struct Config {
   std::filesystem::path out = "reports/out";
@@ -29,6 +42,7 @@ struct Config {
   int jobs = 0;                     // 0: hardware threads
   int progress = -1;                // -1: progress_wanted(), 0 off, 1 on
   std::string command;              // shown in the summary
+  std::optional<ExternalKernel> external;  // also drawn in the drift section (never cached)
 };
 
 // What the stages need besides their parameters.
@@ -36,6 +50,7 @@ struct RunEnv {
   int jobs = 1;
   bool progress = false;
   bool cuda = false;  // kernels run on the GPU (else on their CPU twins)
+  std::optional<ExternalKernel> external;
 };
 
 struct Headline {
@@ -51,7 +66,9 @@ struct Built {
 
 struct Stage {
   std::string id, title;
-  // Everything the result depends on (besides the binary): the cache key.
+  // Everything the result depends on (besides the binary): the cache key. Params
+  // holding "no_cache": true are never cached (they depend on something outside
+  // the binary, such as an external kernel).
   std::function<nlohmann::json(Profile, const RunEnv&)> params;
   std::function<nlohmann::json(const nlohmann::json& params, const RunEnv&)> compute;
   std::function<Built(const nlohmann::json& params, const nlohmann::json& result)> build;
