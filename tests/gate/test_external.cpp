@@ -183,6 +183,31 @@ TEST_F(ExternalCmd, GateAndFuzzReachTheCommandAndReplayIt) {
   EXPECT_NE(re.output.find("1 of 1 judgements fail"), std::string::npos) << re.output;
 }
 
+// vla bench times the command beside ours, and --check judges it in the same table.
+TEST_F(ExternalCmd, BenchTimesAndChecksIt) {
+  const std::string base = "bench --impl fp32 --shape 1,40,2,16 --repetitions 2 --min-time 0.01 --check ";
+  auto with = [&](const char* impl, const std::string& json) {
+    std::string k = kernel(impl);
+    k.replace(k.find("--dtype"), 7, "--external-dtype");
+    return base + k + " --json '" + path(json) + "'";
+  };
+  auto r = run_vla(with("fp32", "ok.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json j;
+  {
+    std::ifstream f(path("ok.json"));
+    j = nlohmann::json::parse(f);
+  }
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][1]["impl"], "external");
+  EXPECT_GT(j["results"][1]["median_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["results"][1]["error_model"]["pass"], true);
+  r = run_vla(with("bf16", "bad.json"));  // bf16 claiming fp32 precision
+  EXPECT_EQ(r.code, 1) << r.output;
+  std::ifstream f(path("bad.json"));
+  EXPECT_EQ(nlohmann::json::parse(f)["results"][1]["error_model"]["pass"], false);
+}
+
 TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {
   // Exit 77 on every stream: each case outside the domain, and a gate that judged nothing does not pass.
   auto r = run_vla("gate --quick --fuzz-cases 2 --external-cmd 'echo not mine: {input} {output} >&2; exit 77' --dtype bf16");
