@@ -4,6 +4,7 @@
 // names, and `vla gate --external` judges them with the error model.
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -256,6 +257,21 @@ TEST_F(ExternalServe, GateAndFuzzTalkToOneServer) {
   const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);
   EXPECT_NE(replay.find("--external-serve"), std::string::npos) << replay;
   EXPECT_EQ(run_vla(replay).code, 1) << replay;
+}
+
+// The Python template users copy (examples/external_kernel_server.py: the spec in
+// plain Python, standard library only) passes the quick gate and a fuzz budget on
+// the streams it takes (it skips those too large for pure Python), in fp32 and bf16.
+TEST_F(ExternalServe, ThePythonTemplatePassesTheGate) {
+  const std::string serve = std::string("--external-serve \"python3 '") + VLA_SOURCE_DIR + "/examples/external_kernel_server.py'\"";
+  for (const char* dtype : {"fp32", "bf16"}) {
+    const auto r = run_vla("gate --quick --fuzz-cases 20 " + serve + " --dtype " + dtype);
+    EXPECT_EQ(r.code, 0) << dtype << "\n" << r.output;
+    // Most cases are judged, not skipped: the template implements every option of the spec.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"((\d+) cases\s+(\d+) pass)"))) << r.output;
+    EXPECT_GT(2 * std::stoi(m[2]), std::stoi(m[1])) << "fewer than half the cases judged:\n" << r.output;
+  }
 }
 
 TEST_F(ExternalServe, ALostOrConfusedServerFailsItsCases) {
