@@ -16,14 +16,15 @@ written here (8-byte header length, JSON header, raw little-endian data).
 import argparse
 import json
 import os
-import shlex
 import struct
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "examples")]
 from torch_baselines import vla_loop  # noqa: E402  (the benchmarked loop, unchanged)
+from external_kernel_server import options  # noqa: E402  (a case's `vla run` arguments as a dict)
 
 DTYPES = {"F32": torch.float32, "F64": torch.float64, "BF16": torch.bfloat16}
 
@@ -60,22 +61,6 @@ def write_safetensors(path, tensors):
     with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
     os.replace(tmp, path)
-
-
-def options(spec_arguments):
-    """The case's options from its `vla run` arguments, as a dict."""
-    words, out = shlex.split(spec_arguments), {}
-    i = 0
-    while i < len(words):
-        w = words[i]
-        if "=" in w:
-            k, v = w[2:].split("=", 1)
-            i += 1
-        else:
-            k, v = w[2:], words[i + 1]
-            i += 2
-        out[k] = v
-    return out
 
 
 def supported(opt, has_u):
