@@ -3,6 +3,7 @@
 // the command that replays it). --shard I/N splits a campaign into disjoint
 // seed sets (one process per CI job, core or GPU); --merge joins their corpora.
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -28,6 +29,7 @@ struct FuzzArgs {
   std::uint64_t seed = 1;
   std::string impl = "production", device, corpus, replay, shard = "0/1", case_seed;
   std::string external_cmd, external_serve, dtype;  // a kernel outside this repository, run by a command (gate/external.hpp)
+  double external_timeout = 0;                      // seconds per stream; 0: none
   std::vector<std::string> merge;
   int max_T = 64, shrink_budget = 200;
   std::vector<int> dims = {16};
@@ -43,16 +45,21 @@ const std::string& external_command(const FuzzArgs& a) { return a.external_serve
 std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string& names, impl::Device dev) {
   if (!external(a)) return gate::find_candidates(names, dev);
   const gate::Policy policy = gate::parse_policy(a.dtype);
-  return {a.external_serve.empty() ? gate::command_candidate(a.external_cmd, policy) : gate::server_candidate(a.external_serve, policy)};
+  return {a.external_serve.empty() ? gate::command_candidate(a.external_cmd, policy, a.external_timeout)
+                                   : gate::server_candidate(a.external_serve, policy, a.external_timeout)};
 }
 
 // How a printed replay reruns an external kernel's case.
 std::string with_command(const FuzzArgs& a, const std::string& replay) {
-  return external(a) ? gate::command_replay(replay, external_flag(a), external_command(a), a.dtype) : replay;
+  if (!external(a)) return replay;
+  return gate::command_replay(replay, external_flag(a), external_command(a), a.dtype) +
+         (a.external_timeout > 0 ? fmt::format(" --external-timeout {}", a.external_timeout) : "");
 }
 
 void check_external(const FuzzArgs& a) {
+  if (!(a.external_timeout >= 0) || !std::isfinite(a.external_timeout)) throw InputError("--external-timeout must be a number of seconds >= 0");
   if (!external(a)) {
+    if (a.external_timeout > 0) throw InputError("--external-timeout applies with --external-cmd or --external-serve only");
     if (!a.dtype.empty()) throw InputError("--dtype applies with --external-cmd or --external-serve only");
     return;
   }
@@ -225,6 +232,7 @@ Register reg{Command{
                      "--external-cmd; exit 77 skips a stream; needs --dtype");
       sub.add_option("--external-serve", a->external_serve,
                      "Fuzz a kernel served by this shell command, started once (the line protocol of vla gate --external-serve); needs --dtype");
+      sub.add_option("--external-timeout", a->external_timeout, "Seconds a stream may take in the external kernel (0: no limit)");
       sub.add_option("--dtype", a->dtype, "The external kernel's precision policy")->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
       sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
       sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");

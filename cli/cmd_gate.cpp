@@ -4,6 +4,7 @@
 // compares the accuracy statistics with a stored baseline. --mutation proves
 // that the gate bites: every planted defect must fail, every honest variant pass.
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -27,6 +28,7 @@ struct GateArgs {
   std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
   std::string export_cases, external, cases, dtype, external_cmd, external_serve;  // a kernel outside this repository (gate/external.hpp)
   int fuzz_cases = -1;
+  double external_timeout = 0;  // seconds per stream for --external-cmd / --external-serve; 0: none
   std::uint64_t fuzz_seed = 1;
   CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
 };
@@ -76,6 +78,8 @@ int run(const GateArgs& a) {
     std::error_code ec;
     if (!fs::is_directory(a.external, ec)) throw InputError("--external " + a.external + " is not a folder");
   }
+  if (!(a.external_timeout >= 0) || !std::isfinite(a.external_timeout)) throw InputError("--external-timeout must be a number of seconds >= 0");
+  if (a.external_timeout > 0 && !cmd) throw InputError("--external-timeout applies with --external-cmd or --external-serve only");
   if (!ext && !cmd) {
     if (!a.cases.empty()) throw InputError("--cases applies with --external only");
     if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external, --external-cmd or --external-serve only");
@@ -113,7 +117,8 @@ int run(const GateArgs& a) {
   } else if (cmd) {
     cfg.device = "external";
     const gate::Policy policy = gate::parse_policy(a.dtype);
-    cfg.candidates = {a.external_serve.empty() ? gate::command_candidate(command, policy) : gate::server_candidate(command, policy)};
+    cfg.candidates = {a.external_serve.empty() ? gate::command_candidate(command, policy, a.external_timeout)
+                                               : gate::server_candidate(command, policy, a.external_timeout)};
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
   } else {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
@@ -141,7 +146,9 @@ int run(const GateArgs& a) {
   // A command-run kernel replays with the same command.
   auto replay_of = [&](const gate::CaseResult& r) {
     if (ext) return gate::external_replay(*exported, a.external, r.id);
-    if (cmd) return gate::command_replay(r.replay, flag, command, a.dtype);
+    if (cmd)
+      return gate::command_replay(r.replay, flag, command, a.dtype) +
+             (a.external_timeout > 0 ? fmt::format(" --external-timeout {}", a.external_timeout) : "");
     return r.replay;
   };
   int shown = 0;
@@ -218,6 +225,8 @@ Register reg{Command{
       sub.add_option("--external-serve", a->external_serve,
                      "Gate a kernel served by this shell command, started once: it reads 'INPUT<TAB>OUTPUT<TAB>OPTIONS' lines and "
                      "answers 'ok', 'skip REASON' or 'error MESSAGE' (docs/GATE.md); needs --dtype");
+      sub.add_option("--external-timeout", a->external_timeout,
+                     "Seconds a stream may take in the --external-cmd / --external-serve kernel before it fails (0: no limit)");
       sub.add_flag("--skip-missing", a->skip_missing,
                    "With --external: a case without an output file is outside the kernel's domain instead of failing");
       sub.add_option("--case", a->only_case, "Run only the battery case with this id");

@@ -7,9 +7,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -122,19 +126,24 @@ Candidate invoke_candidate(Invoke invoke, const Policy& policy, std::string desc
 // candidate goes.
 class Server {
  public:
-  explicit Server(std::string cmd) : cmd_(std::move(cmd)) {}
+  Server(std::string cmd, double limit_s) : cmd_(std::move(cmd)), limit_s_(limit_s) {}
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   ~Server() { stop(); }
 
   Outcome ask(const fs::path& in, const fs::path& out, const std::string& options) {
     if (!started_) start();
-    if (!to_ || !from_) return {Outcome::failed, "the server is no longer running" + status_note()};
+    if (!to_ || from_ < 0) return {Outcome::failed, "the server is no longer running" + status_note()};
     const std::string line = in.string() + '\t' + out.string() + '\t' + options + '\n';
     if (std::fputs(line.c_str(), to_) == EOF || std::fflush(to_) == EOF) return lost("could not send it the stream");
     std::string reply;
-    for (int ch; (ch = std::fgetc(from_)) != EOF && ch != '\n';) reply += static_cast<char>(ch);
-    if (reply.empty() && std::feof(from_)) return lost("it closed its output without answering");
+    switch (read_line(reply)) {
+      case Read::line: break;
+      case Read::closed: return lost("it closed its output without answering");
+      case Read::timed_out:
+        if (pid_ > 0) ::kill(-pid_, SIGKILL);  // a server that stopped answering gets no grace period
+        return lost(fmt::format("no answer within --external-timeout {} s; it was killed", limit_s_));
+    }
     if (reply == "ok") return {Outcome::done, ""};
     if (reply.rfind("skip", 0) == 0) return {Outcome::skipped, reply.size() > 5 ? reply.substr(5) : "the server skipped it"};
     if (reply.rfind("error", 0) == 0) return {Outcome::failed, "the server reported: " + (reply.size() > 6 ? reply.substr(6) : "an error")};
@@ -151,6 +160,7 @@ class Server {
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("cannot start the server: fork failed");
     if (pid_ == 0) {  // the server: requests on its standard input, answers on its standard output, stderr shared
+      ::setpgid(0, 0);  // its own process group, so that stopping it stops what it started
       ::dup2(down[0], 0);
       ::dup2(up[1], 1);
       ::close(down[0]), ::close(down[1]), ::close(up[0]), ::close(up[1]);
@@ -160,7 +170,34 @@ class Server {
     ::close(down[0]);
     ::close(up[1]);
     to_ = ::fdopen(down[1], "w");
-    from_ = ::fdopen(up[0], "r");
+    from_ = up[0];
+  }
+  // One answer line from the server (raw reads: poll() sees what stdio would buffer).
+  enum class Read { line, closed, timed_out };
+  Read read_line(std::string& reply) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
+        reply = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return Read::line;
+      }
+      int wait_ms = -1;
+      if (limit_s_ > 0) {
+        const double left = limit_s_ - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (left <= 0) return Read::timed_out;
+        wait_ms = static_cast<int>(std::ceil(left * 1000));
+      }
+      pollfd p{from_, POLLIN, 0};
+      const int r = ::poll(&p, 1, wait_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) return Read::timed_out;
+      char chunk[4096];
+      const ssize_t n = ::read(from_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Read::closed;
+      buf_.append(chunk, static_cast<std::size_t>(n));
+    }
   }
   Outcome lost(const std::string& what) {
     stop();
@@ -174,7 +211,7 @@ class Server {
   // SIGTERM, and after 5 s more SIGKILL, so that vla never waits on it for ever.
   void stop() {
     if (to_) std::fclose(to_), to_ = nullptr;
-    if (from_) std::fclose(from_), from_ = nullptr;
+    if (from_ >= 0) ::close(from_), from_ = -1;
     if (pid_ <= 0) return;
     int st = 0;
     auto reaped = [&](int tenths) {
@@ -186,9 +223,9 @@ class Server {
       return false;
     };
     if (!reaped(100)) {
-      ::kill(pid_, SIGTERM);
+      ::kill(-pid_, SIGTERM);
       if (!reaped(50)) {
-        ::kill(pid_, SIGKILL);
+        ::kill(-pid_, SIGKILL);
         while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
         }
       }
@@ -197,19 +234,53 @@ class Server {
     pid_ = -1;
   }
   std::string cmd_;
+  double limit_s_ = 0;  // per answer; 0: none
   bool started_ = false;
   pid_t pid_ = -1;
   int status_ = -1;
   std::FILE* to_ = nullptr;
-  std::FILE* from_ = nullptr;
+  int from_ = -1;
+  std::string buf_;  // read from the server, not yet a whole line
 };
+
+// `/bin/sh -c line` with standard output discarded and standard error to `err`,
+// in a process group of its own that is killed when it outlives limit_s (> 0).
+// Returns its exit code (128 + signal when killed by one), or -2 when timed out.
+int run_shell(const std::string& line, const fs::path& err, double limit_s) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("cannot start the command: fork failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int devnull = ::open("/dev/null", O_WRONLY), e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (devnull >= 0) ::dup2(devnull, 1);
+    if (e >= 0) ::dup2(e, 2);
+    ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  const auto t0 = std::chrono::steady_clock::now();
+  int st = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &st, limit_s > 0 ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw std::runtime_error("lost the command's process");
+    if (limit_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      return -2;
+    }
+    if (limit_s > 0) ::usleep(2000);
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
 }  // namespace
 
-Candidate command_candidate(const std::string& cmd, const Policy& policy) {
+Candidate command_candidate(const std::string& cmd, const Policy& policy, double limit_s) {
   if (cmd.find("{input}") == std::string::npos || cmd.find("{output}") == std::string::npos)
     throw std::invalid_argument("--external-cmd must name {input} and {output} (and may name {options})");
-  Invoke invoke = [cmd](const fs::path& in, const fs::path& out, const std::string& options) -> Outcome {
+  Invoke invoke = [cmd, limit_s](const fs::path& in, const fs::path& out, const std::string& options) -> Outcome {
     std::string line;
     for (std::size_t i = 0; i < cmd.size();) {
       auto take = [&](const char* key, const std::string& value) {
@@ -223,10 +294,9 @@ Candidate command_candidate(const std::string& cmd, const Policy& policy) {
       line += cmd[i++];
     }
     const fs::path err = in.parent_path() / "stderr";
-    // The command on lines of its own, so that a trailing comment cannot swallow the redirections.
-    const int status = std::system(("(\n" + line + "\n) > /dev/null 2> " + quoted(err.string())).c_str());
-    const int code = status == -1 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const int code = run_shell(line, err, limit_s);
     const std::string tail = tail_of(err, 400);
+    if (code == -2) return {Outcome::failed, fmt::format("the command ran past --external-timeout {} s and was killed", limit_s)};
     if (code == kCommandSkip) return {Outcome::skipped, tail.empty() ? "the command skipped it (exit 77)" : tail};
     if (code != 0) return {Outcome::failed, fmt::format("the command exited {}{}", code, tail.empty() ? "" : ": " + tail)};
     return {Outcome::done, ""};
@@ -234,9 +304,9 @@ Candidate command_candidate(const std::string& cmd, const Policy& policy) {
   return invoke_candidate(std::move(invoke), policy, "the command: " + cmd);
 }
 
-Candidate server_candidate(const std::string& cmd, const Policy& policy) {
+Candidate server_candidate(const std::string& cmd, const Policy& policy, double limit_s) {
   if (cmd.empty()) throw std::invalid_argument("--external-serve needs a command");
-  auto server = std::make_shared<Server>(cmd);
+  auto server = std::make_shared<Server>(cmd, limit_s);
   Invoke invoke = [server](const fs::path& in, const fs::path& out, const std::string& options) { return server->ask(in, out, options); };
   return invoke_candidate(std::move(invoke), policy, "the server: " + cmd);
 }

@@ -2,6 +2,7 @@
 // `vla gate --export-cases` writes the battery as input files, a harness (here:
 // the CPU twins in-process, or a planted defect) writes outputs of the same
 // names, and `vla gate --external` judges them with the error model.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -222,6 +223,14 @@ TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {
   r = run_vla("gate --quick --fuzz-cases 0 --case 'gaussian/paper/B1T1H1D16' --external-cmd 'true {input} {output}' --dtype fp32");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("wrote no output.safetensors"), std::string::npos) << r.output;
+  // --external-timeout: a command past its time is killed and its case fails; the replay keeps the limit.
+  const auto t0 = std::chrono::steady_clock::now();
+  r = run_vla("gate --quick --fuzz-cases 0 --case 'gaussian/paper/B1T1H1D16' --external-timeout 1 --external-cmd 'sleep 60 # {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("ran past --external-timeout 1 s and was killed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--external-timeout 1\n"), std::string::npos) << "the replay keeps the limit:\n" << r.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  EXPECT_EQ(run_vla("gate --quick --external-timeout 1").code, 2);  // without an external kernel
   EXPECT_EQ(run_vla("gate --quick --external-cmd 'run-kernel {input}' --dtype fp32").code, 2);  // no {output}
   EXPECT_EQ(run_vla("gate --quick --external-cmd 'k {input} {output}'").code, 2);                // no --dtype
   EXPECT_EQ(run_vla("gate --quick --external-cmd 'k {input} {output}' --dtype fp32 --impl bf16").code, 2);
@@ -288,6 +297,13 @@ TEST_F(ExternalServe, ALostOrConfusedServerFailsItsCases) {
   r = run_vla("gate --quick --fuzz-cases 3 --dtype fp32 --external-serve 'while read line; do echo skip not mine; done'");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("was judged on no case"), std::string::npos) << r.output;
+  // A server that stops answering is killed at --external-timeout, and the streams after it fail too.
+  const auto t0 = std::chrono::steady_clock::now();
+  r = run_vla("gate --quick --fuzz-cases 0 --dtype fp32 --external-timeout 1 --external-serve 'while read line; do sleep 60; done'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no answer within --external-timeout 1 s; it was killed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the server is no longer running"), std::string::npos) << r.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
   EXPECT_EQ(run_vla("gate --quick --external-serve 'x' --external-cmd 'k {input} {output}' --dtype fp32").code, 2);
 }
 

@@ -61,8 +61,10 @@ Candidate external_candidate(const ExportedCases& cases, const std::filesystem::
 // arguments. Exit 0: outputs written. Exit 77 (the "skipped" of automake's test
 // drivers): the stream lies outside the kernel's domain. Anything else fails the
 // case, with the command's exit status and the end of its standard error.
+// limit_s > 0: a stream whose command runs longer fails, the command's process
+// group killed (--external-timeout).
 inline constexpr int kCommandSkip = 77;
-Candidate command_candidate(const std::string& cmd, const Policy& policy);
+Candidate command_candidate(const std::string& cmd, const Policy& policy, double limit_s = 0);
 
 // The same kernel as one long-lived process (for a harness whose start-up costs
 // seconds): `cmd` is started once through /bin/sh and reads one request line per
@@ -72,7 +74,9 @@ Candidate command_candidate(const std::string& cmd, const Policy& policy);
 // its standard output with one line: "ok" (OUTPUT written), "skip REASON" (outside
 // its domain) or "error MESSAGE". Its standard error is vla's. A server that exits
 // or answers anything else fails the stream (and every later one, if it is gone).
-Candidate server_candidate(const std::string& cmd, const Policy& policy);
+// limit_s > 0: a server that does not answer a stream within it is stopped (its
+// process group killed) and that stream and every later one fail.
+Candidate server_candidate(const std::string& cmd, const Policy& policy, double limit_s = 0);
 
 // `replay` (a gate or fuzz replay naming "--impl external") with the kernel's own
 // flag instead: "FLAG 'CMD' --dtype D" (FLAG --external-cmd or --external-serve).
