@@ -38,9 +38,12 @@ int export_cases(const GateArgs& a) {
   if (a.dtype.empty()) throw InputError("--export-cases needs --dtype (fp32, bf16, bf16-state or tf32): the inputs are written in its input type");
   const gate::Policy policy = gate::parse_policy(a.dtype);
   std::cout << fmt::format("vla gate: exporting the {} battery for {} to {}\n", a.quick ? "quick" : "full", a.dtype, a.export_cases) << std::flush;
-  const gate::ExportedCases ex = gate::export_battery(a.export_cases, a.quick, policy, [](int i, int n) {
-    if (i % 25 == 0 || i == n) std::cerr << fmt::format("vla gate: {} of {} cases\n", i, n) << std::flush;
-  });
+  const gate::ExportedCases ex = gate::export_battery(
+      a.export_cases, a.quick, policy,
+      [](int i, int n) {
+        if (i % 25 == 0 || i == n) std::cerr << fmt::format("vla gate: {} of {} cases\n", i, n) << std::flush;
+      },
+      std::max(a.fuzz_cases, 0), a.fuzz_seed);
   std::cout << fmt::format("  wrote {} cases and manifest.json to {} (inputs in {}; cases the error model cannot judge at this precision "
                            "are listed there as not exported)\n  next: run the kernel on each case, write its outputs under the same "
                            "file names, then: vla gate --external OUTPUTS --cases {}\n",
@@ -58,8 +61,7 @@ int run(const GateArgs& a) {
   if (!a.export_cases.empty()) {
     refuse_with("--export-cases", {{ext, "--external"}, {!a.cases.empty(), "--cases"}, {a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"},
                                    {!a.junit.empty() || !a.json.empty() || !a.md.empty(), "a report file"},
-                                   {!a.baseline.empty() || !a.write_baseline.empty(), "a baseline"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases"},
-                                   {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
+                                   {!a.baseline.empty() || !a.write_baseline.empty(), "a baseline"}, {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
     return export_cases(a);
   }
   const bool cmd = !a.external_cmd.empty() || !a.external_serve.empty();
@@ -73,7 +75,7 @@ int run(const GateArgs& a) {
                                {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (the kernel skips a stream itself)"}});
   } else if (ext) {
     if (a.cases.empty()) throw InputError("--external needs --cases (the folder written by --export-cases)");
-    refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (its kernel cannot run new streams)"},
+    refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (the exported ones are judged: --export-cases --fuzz-cases N)"},
                                {a.o_fuzz_seed->count() > 0, "--fuzz-seed"}, {a.o_device->count() > 0, "--device"}});
     std::error_code ec;
     if (!fs::is_directory(a.external, ec)) throw InputError("--external " + a.external + " is not a folder");
@@ -113,7 +115,8 @@ int run(const GateArgs& a) {
   if (ext) {
     cfg.device = "external";
     cfg.candidates = {gate::external_candidate(*exported, a.external, gate::parse_policy(a.dtype.empty() ? exported->dtype : a.dtype), a.skip_missing)};
-    cfg.fuzz_cases = 0;
+    cfg.fuzz_cases = exported->fuzz_cases;  // the fuzz cases exported with the battery (--export-cases --fuzz-cases N)
+    cfg.fuzz_seed = exported->fuzz_seed;
   } else if (cmd) {
     cfg.device = "external";
     const gate::Policy policy = gate::parse_policy(a.dtype);
@@ -129,8 +132,8 @@ int run(const GateArgs& a) {
   cfg.stop_at_first_failure = a.mutation && !a.all_cases;
 
   if (ext)
-    std::cout << fmt::format("vla gate: {} battery, an external kernel's outputs in {} (cases in {}), judged as {}\n", cfg.quick ? "quick" : "full",
-                             a.external, a.cases, cfg.candidates.front().policy.name())
+    std::cout << fmt::format("vla gate: {} battery + {} exported fuzz cases, an external kernel's outputs in {} (cases in {}), judged as {}\n",
+                             cfg.quick ? "quick" : "full", cfg.fuzz_cases, a.external, a.cases, cfg.candidates.front().policy.name())
               << std::flush;
   else if (cmd)
     std::cout << fmt::format("vla gate: {} mode, an external kernel {} `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",

@@ -49,7 +49,9 @@ Policy parse_policy(std::string_view dtype) {
 
 std::string dtype_name(const Policy& p) { return p == parse_policy("tf32") ? "tf32" : p.name(); }
 
-ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& policy, const std::function<void(int, int)>& progress) {
+ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& policy, const std::function<void(int, int)>& progress,
+                             int fuzz_cases, std::uint64_t fuzz_seed) {
+  if (fuzz_cases < 0) throw std::invalid_argument("--fuzz-cases must be >= 0");
   // "cases/" names the folder "cases": without the trailing separator its parent and name are the folder's.
   const fs::path dir = asked.has_filename() ? asked : asked.parent_path();
   if (dir.empty()) throw std::invalid_argument("--export-cases needs a folder name");
@@ -68,8 +70,23 @@ ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& po
     out.dir = dir;
     out.quick = quick;
     out.dtype = dtype_name(policy);
+    out.fuzz_cases = fuzz_cases;
+    out.fuzz_seed = fuzz_seed;
     const io::DType type = policy.input() == impl::Kind::fp32 ? io::DType::F32 : io::DType::BF16;
-    const std::vector<BatteryCase> cases = battery(quick);
+    std::vector<BatteryCase> cases = battery(quick);
+    // The fuzz budget exactly as run_gate draws it (gate.cpp), as cases of their own.
+    for (int j = 0; j < fuzz_cases; ++j) {
+      const std::uint64_t seed = case_seed(fuzz_seed, static_cast<std::uint64_t>(j));
+      FuzzCase fc = make_fuzz_case(seed, policy.input(), FuzzLimits{});
+      BatteryCase bc;
+      bc.id = fmt::format("seed 0x{:016x}", seed);
+      bc.family = fc.origin;
+      bc.preset = fc.preset;
+      bc.seed = seed;
+      bc.stream = std::move(fc.stream);
+      bc.opt = fc.opt;
+      cases.push_back(std::move(bc));
+    }
     nlohmann::json list = nlohmann::json::array(), skipped = nlohmann::json::array();
     int index = 0;
     for (const BatteryCase& bc : cases) {
@@ -109,6 +126,8 @@ ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& po
     const nlohmann::json manifest = {
         {"tool", io::tool_version()},
         {"mode", quick ? "quick" : "full"},
+        {"fuzz_cases", fuzz_cases},
+        {"fuzz_seed", fuzz_seed},
         {"dtype", out.dtype},
         {"input_type", type == io::DType::F32 ? "F32" : "BF16"},
         {"how",
@@ -142,6 +161,9 @@ ExportedCases read_exported(const fs::path& dir) {
     out.quick = mode == "quick";
     out.dtype = j.at("dtype").get<std::string>();
     (void)parse_policy(out.dtype);
+    out.fuzz_cases = j.value("fuzz_cases", 0);
+    out.fuzz_seed = j.value("fuzz_seed", std::uint64_t{1});
+    if (out.fuzz_cases < 0) throw std::invalid_argument("fuzz_cases " + std::to_string(out.fuzz_cases));
     for (const auto& c : j.at("cases")) {
       const std::string file = c.at("file").get<std::string>();
       if (file.find('/') != std::string::npos || file.find("..") != std::string::npos) throw std::invalid_argument("file name '" + file + "'");

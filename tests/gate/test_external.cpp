@@ -78,11 +78,16 @@ TEST_F(External, ExportWritesEveryJudgeableCaseInTheInputTypeAndNeverOverwrites)
 }
 
 TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
-  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype bf16 --quick").code, 0);
+  // The battery and 5 of the gate's fuzz cases (the streams run_gate draws from seed 1 for bf16).
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype bf16 --quick --fuzz-cases 5").code, 0);
+  EXPECT_EQ(manifest()["fuzz_cases"], 5);
   run_harness(gate::production(impl::Kind::bf16, impl::Device::cpu), "honest");
   auto r = run_vla(external("honest", "--junit '" + path("j.xml") + "' --md '" + path("s.md") + "'"));
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("PASSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("+ 5 exported fuzz cases"), std::string::npos) << r.output;
+  const std::string all = std::to_string(gate::battery(true).size() + 5) + " cases";
+  EXPECT_NE(r.output.find(all), std::string::npos) << all << " expected (every exported fuzz case judged):\n" << r.output;
   EXPECT_TRUE(fs::exists(path("j.xml")));
   EXPECT_TRUE(fs::exists(path("s.md")));
 

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ std::string dtype_name(const Policy& p);
 struct ExportedCases {
   std::filesystem::path dir;
   bool quick = false;
+  int fuzz_cases = 0;            // the gate's fuzz cases exported too (run_gate's, from fuzz_seed, default limits)
+  std::uint64_t fuzz_seed = 1;
   std::string dtype;                                  // as parse_policy reads it
   std::map<std::string, std::string> file_by_hash;    // content hash of (rounded stream, options) -> case file name
   std::map<std::string, std::string> id_by_file;      // case file name -> battery id
@@ -43,8 +46,10 @@ struct ExportedCases {
 
 // Writes the battery of the mode into `dir` (created; it must not exist, or be
 // an empty folder: nothing is overwritten). `progress(i, n)` after each case.
+// With fuzz_cases > 0 the gate's fuzz budget is exported too (the streams run_gate
+// draws from fuzz_seed for this policy), so that --external judges them as well.
 ExportedCases export_battery(const std::filesystem::path& dir, bool quick, const Policy& policy,
-                             const std::function<void(int, int)>& progress = {});
+                             const std::function<void(int, int)>& progress = {}, int fuzz_cases = 0, std::uint64_t fuzz_seed = 1);
 // Reads an exported folder's manifest (std::invalid_argument naming what is wrong).
 ExportedCases read_exported(const std::filesystem::path& dir);
 
