@@ -26,12 +26,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_timing.hpp"
+#include "external_kernel.hpp"
 #include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/core/spec.hpp"
 #include "vla/core/stream.hpp"
 #include "vla/gate/candidate.hpp"
-#include "vla/gate/external.hpp"
 #include "vla/gate/judge.hpp"
 #include "vla/gate/policy.hpp"
 #include "vla/gate/report.hpp"
@@ -56,7 +56,7 @@ struct BenchArgs {
   double min_time = 0.2;
   unsigned long long seed = 1;
   bool force = false, check = false;
-  std::string external_cmd, external_serve, external_dtype;  // a kernel outside this repository, timed beside ours
+  ExternalKernelOptions ext;  // a kernel outside this repository, timed beside ours
   gate::SpecArgs spec;
   CLI::Option *o_device = nullptr, *o_chunk = nullptr, *o_bits = nullptr, *o_shape = nullptr, *o_seed = nullptr;
 };
@@ -145,10 +145,8 @@ std::string time_str(double s) {
 }
 
 int run(const BenchArgs& a) {
-  const bool external = !a.external_cmd.empty() || !a.external_serve.empty();
-  if (!a.external_cmd.empty() && !a.external_serve.empty()) throw InputError("--external-cmd and --external-serve: give one");
-  if (external && a.external_dtype.empty()) throw InputError("--external-cmd / --external-serve need --external-dtype (fp32, bf16, bf16-state or tf32)");
-  if (!external && !a.external_dtype.empty()) throw InputError("--external-dtype applies with --external-cmd or --external-serve only");
+  a.ext.check();
+  const bool external = a.ext.given();
   const std::vector<std::string> impls = parse_impls(a.impls);
   const bool any_chunked = std::any_of(impls.begin(), impls.end(), is_chunked);
   const bool any_kernel = std::any_of(impls.begin(), impls.end(), [](const std::string& i) { return !is_reference(i); });
@@ -219,13 +217,12 @@ int run(const BenchArgs& a) {
     entries.push_back(std::move(e));
   }
 
-  if (!a.external_cmd.empty() || !a.external_serve.empty()) {
+  if (external) {
     // Its time includes what reaching it costs: the stream written to a file, the process (started per call with
     // --external-cmd), the outputs read back; the what-is-timed line says so.
-    const gate::Policy policy = gate::parse_policy(a.external_dtype);
-    const gate::Candidate c = a.external_serve.empty() ? gate::command_candidate(a.external_cmd, policy) : gate::server_candidate(a.external_serve, policy);
-    auto rounded = std::make_shared<Stream>(gate::round_inputs(s, policy.input()));
-    entries.push_back(Entry{"external", "external", [rounded, opt, run = c.run] { return run(*rounded, opt); }, policy});
+    const gate::Candidate c = a.ext.candidate();
+    auto rounded = std::make_shared<Stream>(gate::round_inputs(s, c.policy.input()));
+    entries.push_back(Entry{c.name, "external", [rounded, opt, run = c.run] { return run(*rounded, opt); }, c.policy});
   }
   for (std::size_t i = 0; i < entries.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
@@ -374,12 +371,8 @@ Register reg{Command{
       sub.add_option("--md", a->md, "Write the table as Markdown");
       sub.add_flag("--check", a->check,
                    "Also judge each kernel's output with the gate's error model (as vla check); exit 1 when one fails, after writing the results");
-      sub.add_option("--external-cmd", a->external_cmd,
-                     "Also time a kernel outside this repository, run by this command once per call ({input}, {output}, {options}: "
-                     "as vla gate --external-cmd)");
-      sub.add_option("--external-serve", a->external_serve, "Or served by this command, started once (vla gate --external-serve's protocol)");
-      sub.add_option("--external-dtype", a->external_dtype, "The external kernel's precision policy")
-          ->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
+      a->ext.dtype_flag = "--external-dtype";
+      add_external_kernel_options(sub, a->ext, "Also time", true);
       sub.add_flag("--force", a->force, "Replace existing --json / --md files");
       return [a] { return run(*a); };
     }}};

@@ -3,7 +3,6 @@
 // the command that replays it). --shard I/N splits a campaign into disjoint
 // seed sets (one process per CI job, core or GPU); --merge joins their corpora.
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,9 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "external_kernel.hpp"
 #include "registry.hpp"
 #include "vla/gate/domain.hpp"
-#include "vla/gate/external.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/spec_args.hpp"
 
@@ -28,8 +27,7 @@ struct FuzzArgs {
   long cases = 0;
   std::uint64_t seed = 1;
   std::string impl = "production", device, corpus, replay, shard = "0/1", case_seed;
-  std::string external_cmd, external_serve, dtype;  // a kernel outside this repository, run by a command (gate/external.hpp)
-  double external_timeout = 0;                      // seconds per stream; 0: none
+  ExternalKernelOptions ext;  // a kernel outside this repository (--external-cmd / --external-serve)
   std::vector<std::string> merge;
   int max_T = 64, shrink_budget = 200;
   std::vector<int> dims = {16};
@@ -37,37 +35,20 @@ struct FuzzArgs {
   CLI::Option *o_impl = nullptr, *o_seconds = nullptr, *o_device = nullptr;
 };
 
-bool external(const FuzzArgs& a) { return !a.external_cmd.empty() || !a.external_serve.empty(); }
-std::string external_flag(const FuzzArgs& a) { return a.external_serve.empty() ? "--external-cmd" : "--external-serve"; }
-const std::string& external_command(const FuzzArgs& a) { return a.external_serve.empty() ? a.external_cmd : a.external_serve; }
-
-// The candidates named by --impl, or the kernel that --external-cmd runs or --external-serve serves.
+// The candidates named by --impl, or the kernel outside this repository.
 std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string& names, impl::Device dev) {
-  if (!external(a)) return gate::find_candidates(names, dev);
-  const gate::Policy policy = gate::parse_policy(a.dtype);
-  return {a.external_serve.empty() ? gate::command_candidate(a.external_cmd, policy, a.external_timeout)
-                                   : gate::server_candidate(a.external_serve, policy, a.external_timeout)};
+  if (!a.ext.given()) return gate::find_candidates(names, dev);
+  return {a.ext.candidate()};
 }
 
-// How a printed replay reruns an external kernel's case.
-std::string with_command(const FuzzArgs& a, const std::string& replay) {
-  if (!external(a)) return replay;
-  return gate::command_replay(replay, external_flag(a), external_command(a), a.dtype) +
-         (a.external_timeout > 0 ? fmt::format(" --external-timeout {}", a.external_timeout) : "");
-}
+// How a printed replay reruns a case of the kernel outside this repository.
+std::string with_command(const FuzzArgs& a, const std::string& replay) { return a.ext.given() ? a.ext.replay(replay) : replay; }
 
 void check_external(const FuzzArgs& a) {
-  if (!(a.external_timeout >= 0) || !std::isfinite(a.external_timeout)) throw InputError("--external-timeout must be a number of seconds >= 0");
-  if (!external(a)) {
-    if (a.external_timeout > 0) throw InputError("--external-timeout applies with --external-cmd or --external-serve only");
-    if (!a.dtype.empty()) throw InputError("--dtype applies with --external-cmd or --external-serve only");
-    return;
-  }
-  const std::string flag = external_flag(a);
-  if (!a.external_cmd.empty() && !a.external_serve.empty()) throw InputError("--external-cmd and --external-serve: give one");
-  if (a.dtype.empty()) throw InputError(flag + " needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
-  if (a.o_impl->count() > 0) throw InputError("--impl does not apply with " + flag + " (the command is the implementation)");
-  if (a.o_device->count() > 0) throw InputError("--device does not apply with " + flag + " (the command chooses its device)");
+  a.ext.check();
+  if (!a.ext.given()) return;
+  if (a.o_impl->count() > 0) throw InputError("--impl does not apply with " + a.ext.flag() + " (the command is the implementation)");
+  if (a.o_device->count() > 0) throw InputError("--device does not apply with " + a.ext.flag() + " (the command chooses its device)");
 }
 
 std::uint64_t parse_u64(const std::string& s, const char* opt) {
@@ -161,9 +142,8 @@ int run(const FuzzArgs& a) {
 
   const bool one = !a.case_seed.empty();
   const std::uint64_t single = one ? parse_u64(a.case_seed, "--case-seed") : 0;
-  std::cout << (!external(a) ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
-                             : fmt::format("vla fuzz: an external kernel {} `{}`, judged as {}; ",
-                                           a.external_serve.empty() ? "run as" : "served by", external_command(a), a.dtype))
+  std::cout << (!a.ext.given() ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
+                               : fmt::format("vla fuzz: an external kernel {} `{}`, judged as {}; ", a.ext.how(), a.ext.command(), a.ext.dtype))
             << (one ? fmt::format("case seed 0x{:016x}\n", single)
                     : fmt::format("seed {}, shard {}/{}, T <= {}, D in {{{}}}, {} adversarial; {}\n", a.seed, shard, shards, a.max_T,
                                   fmt::join(a.dims, ","), a.adversarial,
@@ -227,13 +207,7 @@ Register reg{Command{
       sub.add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
       a->o_impl = sub.add_option("--impl", a->impl, "Implementations (as for vla gate)")->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
-      sub.add_option("--external-cmd", a->external_cmd,
-                     "Fuzz a kernel run by this shell command, once per stream: {input}, {output}, {options} as for vla gate "
-                     "--external-cmd; exit 77 skips a stream; needs --dtype");
-      sub.add_option("--external-serve", a->external_serve,
-                     "Fuzz a kernel served by this shell command, started once (the line protocol of vla gate --external-serve); needs --dtype");
-      sub.add_option("--external-timeout", a->external_timeout, "Seconds a stream may take in the external kernel (0: no limit)");
-      sub.add_option("--dtype", a->dtype, "The external kernel's precision policy")->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
+      add_external_kernel_options(sub, a->ext, "Fuzz", true);
       sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
       sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");
       sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();

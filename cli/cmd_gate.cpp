@@ -4,7 +4,6 @@
 // compares the accuracy statistics with a stored baseline. --mutation proves
 // that the gate bites: every planted defect must fail, every honest variant pass.
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "external_kernel.hpp"
 #include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/gate/external.hpp"
@@ -26,18 +26,20 @@ namespace fs = std::filesystem;
 struct GateArgs {
   bool quick = false, mutation = false, all_cases = false, force = false, skip_missing = false;
   std::string impl = "production", device, junit, json, md, baseline, write_baseline, only_case;
-  std::string export_cases, external, cases, dtype, external_cmd, external_serve;  // a kernel outside this repository (gate/external.hpp)
+  // A kernel outside this repository (gate/external.hpp): exported cases and its output files, or run by a
+  // command or a server (ext; ext.dtype is --dtype, which --export-cases and --external take too).
+  std::string export_cases, external, cases;
+  ExternalKernelOptions ext;
   int fuzz_cases = -1;
-  double external_timeout = 0;  // seconds per stream for --external-cmd / --external-serve; 0: none
   std::uint64_t fuzz_seed = 1;
   CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
 };
 
 // --export-cases: the battery as input files for a harness outside this repository.
 int export_cases(const GateArgs& a) {
-  if (a.dtype.empty()) throw InputError("--export-cases needs --dtype (fp32, bf16, bf16-state or tf32): the inputs are written in its input type");
-  const gate::Policy policy = gate::parse_policy(a.dtype);
-  std::cout << fmt::format("vla gate: exporting the {} battery for {} to {}\n", a.quick ? "quick" : "full", a.dtype, a.export_cases) << std::flush;
+  if (a.ext.dtype.empty()) throw InputError("--export-cases needs --dtype (fp32, bf16, bf16-state or tf32): the inputs are written in its input type");
+  const gate::Policy policy = gate::parse_policy(a.ext.dtype);
+  std::cout << fmt::format("vla gate: exporting the {} battery for {} to {}\n", a.quick ? "quick" : "full", a.ext.dtype, a.export_cases) << std::flush;
   const gate::ExportedCases ex = gate::export_battery(
       a.export_cases, a.quick, policy,
       [](int i, int n) {
@@ -47,7 +49,7 @@ int export_cases(const GateArgs& a) {
   std::cout << fmt::format("  wrote {} cases and manifest.json to {} (inputs in {}; cases the error model cannot judge at this precision "
                            "are listed there as not exported)\n  next: run the kernel on each case, write its outputs under the same "
                            "file names, then: vla gate --external OUTPUTS --cases {}\n",
-                           ex.file_by_hash.size(), a.export_cases, gate::parse_policy(a.dtype).input() == impl::Kind::fp32 ? "float32" : "bf16",
+                           ex.file_by_hash.size(), a.export_cases, policy.input() == impl::Kind::fp32 ? "float32" : "bf16",
                            a.export_cases);
   return kExitOk;
 }
@@ -58,21 +60,18 @@ int run(const GateArgs& a) {
     for (auto [given, name] : others)
       if (given) throw InputError(std::string(name) + " does not apply with " + mode);
   };
+  a.ext.check(false);  // --external-timeout's value, and only with a command or server
   if (!a.export_cases.empty()) {
-    refuse_with("--export-cases", {{ext, "--external"}, {!a.cases.empty(), "--cases"}, {a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"},
+    refuse_with("--export-cases", {{ext, "--external"}, {a.ext.given(), a.ext.flag().c_str()}, {!a.cases.empty(), "--cases"}, {a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"},
                                    {!a.junit.empty() || !a.json.empty() || !a.md.empty(), "a report file"},
                                    {!a.baseline.empty() || !a.write_baseline.empty(), "a baseline"}, {a.o_device->count() > 0, "--device"}, {!a.only_case.empty(), "--case"}, {a.skip_missing, "--skip-missing"}});
     return export_cases(a);
   }
-  const bool cmd = !a.external_cmd.empty() || !a.external_serve.empty();
-  const std::string flag = a.external_serve.empty() ? "--external-cmd" : "--external-serve";
-  const std::string& command = a.external_serve.empty() ? a.external_cmd : a.external_serve;
+  const bool cmd = a.ext.given();
   if (cmd) {
-    if (int(ext) + int(!a.external_cmd.empty()) + int(!a.external_serve.empty()) > 1)
-      throw InputError("--external, --external-cmd and --external-serve are three ways to gate one kernel: give one");
-    if (a.dtype.empty()) throw InputError(flag + " needs --dtype (fp32, bf16, bf16-state or tf32): its precision policy");
-    refuse_with(flag.c_str(), {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_device->count() > 0, "--device"},
-                               {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (the kernel skips a stream itself)"}});
+    if (ext) throw InputError("--external, --external-cmd and --external-serve are three ways to gate one kernel: give one");
+    refuse_with(a.ext.flag().c_str(), {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_device->count() > 0, "--device"},
+                                      {!a.cases.empty(), "--cases"}, {a.skip_missing, "--skip-missing (the kernel skips a stream itself)"}});
   } else if (ext) {
     if (a.cases.empty()) throw InputError("--external needs --cases (the folder written by --export-cases)");
     refuse_with("--external", {{a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases (the exported ones are judged: --export-cases --fuzz-cases N)"},
@@ -80,11 +79,9 @@ int run(const GateArgs& a) {
     std::error_code ec;
     if (!fs::is_directory(a.external, ec)) throw InputError("--external " + a.external + " is not a folder");
   }
-  if (!(a.external_timeout >= 0) || !std::isfinite(a.external_timeout)) throw InputError("--external-timeout must be a number of seconds >= 0");
-  if (a.external_timeout > 0 && !cmd) throw InputError("--external-timeout applies with --external-cmd or --external-serve only");
   if (!ext && !cmd) {
     if (!a.cases.empty()) throw InputError("--cases applies with --external only");
-    if (!a.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external, --external-cmd or --external-serve only");
+    if (!a.ext.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external, --external-cmd or --external-serve only");
     if (a.skip_missing) throw InputError("--skip-missing applies with --external only");
   }
   for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
@@ -114,14 +111,12 @@ int run(const GateArgs& a) {
   cfg.device = impl::to_string(dev);
   if (ext) {
     cfg.device = "external";
-    cfg.candidates = {gate::external_candidate(*exported, a.external, gate::parse_policy(a.dtype.empty() ? exported->dtype : a.dtype), a.skip_missing)};
+    cfg.candidates = {gate::external_candidate(*exported, a.external, gate::parse_policy(a.ext.dtype.empty() ? exported->dtype : a.ext.dtype), a.skip_missing)};
     cfg.fuzz_cases = exported->fuzz_cases;  // the fuzz cases exported with the battery (--export-cases --fuzz-cases N)
     cfg.fuzz_seed = exported->fuzz_seed;
   } else if (cmd) {
     cfg.device = "external";
-    const gate::Policy policy = gate::parse_policy(a.dtype);
-    cfg.candidates = {a.external_serve.empty() ? gate::command_candidate(command, policy, a.external_timeout)
-                                               : gate::server_candidate(command, policy, a.external_timeout)};
+    cfg.candidates = {a.ext.candidate()};
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
   } else {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
@@ -137,8 +132,8 @@ int run(const GateArgs& a) {
               << std::flush;
   else if (cmd)
     std::cout << fmt::format("vla gate: {} mode, an external kernel {} `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",
-                             cfg.quick ? "quick" : "full", a.external_serve.empty() ? "run as" : "served by", command,
-                             cfg.candidates.front().policy.name(), cfg.fuzz_cases, cfg.fuzz_seed)
+                             cfg.quick ? "quick" : "full", a.ext.how(), a.ext.command(), cfg.candidates.front().policy.name(), cfg.fuzz_cases,
+                             cfg.fuzz_seed)
               << std::flush;
   else
     std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
@@ -149,9 +144,7 @@ int run(const GateArgs& a) {
   // A command-run kernel replays with the same command.
   auto replay_of = [&](const gate::CaseResult& r) {
     if (ext) return gate::external_replay(*exported, a.external, r.id);
-    if (cmd)
-      return gate::command_replay(r.replay, flag, command, a.dtype) +
-             (a.external_timeout > 0 ? fmt::format(" --external-timeout {}", a.external_timeout) : "");
+    if (cmd) return a.ext.replay(r.replay);
     return r.replay;
   };
   int shown = 0;
@@ -220,16 +213,9 @@ Register reg{Command{
       sub.add_option("--external", a->external,
                      "Judge an external kernel's outputs in this folder (one file per exported case, same names); needs --cases");
       sub.add_option("--cases", a->cases, "The folder --export-cases wrote (with --external)");
-      sub.add_option("--dtype", a->dtype, "The external kernel's precision policy (with --export-cases; with --external, default: the export's)")
+      sub.add_option("--dtype", a->ext.dtype, "The external kernel's precision policy (--export-cases, --external-cmd, --external-serve; with --external, default: the export's)")
           ->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
-      sub.add_option("--external-cmd", a->external_cmd,
-                     "Gate a kernel run by this shell command, once per stream: {input} (a stream file), {output} (the file it writes), "
-                     "{options} (the options as vla run arguments); exit 77 skips a stream outside its domain; needs --dtype");
-      sub.add_option("--external-serve", a->external_serve,
-                     "Gate a kernel served by this shell command, started once: it reads 'INPUT<TAB>OUTPUT<TAB>OPTIONS' lines and "
-                     "answers 'ok', 'skip REASON' or 'error MESSAGE' (docs/GATE.md); needs --dtype");
-      sub.add_option("--external-timeout", a->external_timeout,
-                     "Seconds a stream may take in the --external-cmd / --external-serve kernel before it fails (0: no limit)");
+      add_external_kernel_options(sub, a->ext, "Gate", false);
       sub.add_flag("--skip-missing", a->skip_missing,
                    "With --external: a case without an output file is outside the kernel's domain instead of failing");
       sub.add_option("--case", a->only_case, "Run only the battery case with this id");

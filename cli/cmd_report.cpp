@@ -4,8 +4,8 @@
 #include <optional>
 #include <sstream>
 
+#include "external_kernel.hpp"
 #include "registry.hpp"
-#include "vla/gate/external.hpp"
 #include "vla/report/progress.hpp"
 #include "vla/report/report.hpp"
 
@@ -23,24 +23,17 @@ std::vector<std::string> split_commas(const std::string& s) {
 struct ReportArgs {
   vla::report::Config cfg;
   std::string out = "reports/out", cache, sections;
-  std::string external_cmd, external_serve, external_dtype;  // a kernel outside this repository, drawn in the drift section
+  vla::cli::ExternalKernelOptions ext;  // a kernel outside this repository, drawn in the drift section
   bool quick = false, tiny = false, no_progress = false;
 };
 
 // The external kernel of --external-cmd / --external-serve, as the report runs it
 // (the gate's runners: gate/external.hpp).
 std::optional<vla::report::ExternalKernel> external_of(const ReportArgs& a) {
-  using vla::cli::InputError;
-  const bool cmd = !a.external_cmd.empty(), serve = !a.external_serve.empty();
-  if (!cmd && !serve) {
-    if (!a.external_dtype.empty()) throw InputError("--external-dtype applies with --external-cmd or --external-serve only");
-    return std::nullopt;
-  }
-  if (cmd && serve) throw InputError("--external-cmd and --external-serve: give one");
-  if (a.external_dtype.empty()) throw InputError("--external-cmd / --external-serve need --external-dtype (fp32, bf16 or bf16-state)");
-  const vla::gate::Policy policy = vla::gate::parse_policy(a.external_dtype);
-  const vla::gate::Candidate c = cmd ? vla::gate::command_candidate(a.external_cmd, policy) : vla::gate::server_candidate(a.external_serve, policy);
-  return vla::report::ExternalKernel{cmd ? a.external_cmd : a.external_serve, vla::impl::parse_kind(a.external_dtype),
+  a.ext.check();
+  if (!a.ext.given()) return std::nullopt;
+  const vla::gate::Candidate c = a.ext.candidate();
+  return vla::report::ExternalKernel{a.ext.command(), vla::impl::parse_kind(a.ext.dtype),
                                      [c](const vla::Stream& s, const vla::Options& o) { return c.run(s, o); }};
 }
 
@@ -63,13 +56,8 @@ vla::cli::Register reg{{"report",
                                          "Comma-separated sections (drift, state-norm, jacobian, sherman-morrison, recall); default all");
                           sub.add_option("--jobs", a->cfg.jobs, "Worker threads (default: all hardware threads)");
                           sub.add_flag("--no-progress", a->no_progress, "No progress bar");
-                          sub.add_option("--external-cmd", a->external_cmd,
-                                         "Also draw the drift of a kernel outside this repository, run by this command once per "
-                                         "stream ({input}, {output}, {options}: as vla gate --external-cmd)");
-                          sub.add_option("--external-serve", a->external_serve,
-                                         "Or served by this command, started once (the line protocol of vla gate --external-serve)");
-                          sub.add_option("--external-dtype", a->external_dtype, "The external kernel's precision policy")
-                              ->check(CLI::IsMember({"fp32", "bf16", "bf16-state"}));
+                          a->ext.dtype_flag = "--external-dtype";
+                          vla::cli::add_external_kernel_options(sub, a->ext, "Also draw the drift of", true, {"fp32", "bf16", "bf16-state"});
                           return [a]() -> int {
                             using namespace vla::report;
                             Config cfg = a->cfg;

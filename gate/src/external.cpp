@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <system_error>
-
 
 #include "vla/gate/battery.hpp"
 #include "vla/gate/candidate_file.hpp"
@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kManifest = "manifest.json";
-constexpr const char* kHashImpl = "external";  // the name case_hash is keyed with
 
 // A battery id as a file name: '/' becomes '.', anything else outside [A-Za-z0-9._-] '_'.
 std::string file_name(int index, const std::string& id) {
@@ -40,6 +39,13 @@ bool empty_folder(const fs::path& dir) {
 }
 
 }  // namespace
+
+void write_case_stream(const fs::path& file, const Stream& rounded, const Options& opt, const Policy& policy, io::Metadata extra) {
+  extra["tool"] = io::tool_version();
+  extra["spec.arguments"] = spec_arguments(opt);
+  put_options(extra, opt);
+  io::save_stream(file, rounded, policy.input() == impl::Kind::fp32 ? io::DType::F32 : io::DType::BF16, extra, false);
+}
 
 Policy parse_policy(std::string_view dtype) {
   if (dtype == "tf32") return chunked_policy(impl::ChunkedKind::tf32);
@@ -72,7 +78,6 @@ ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& po
     out.dtype = dtype_name(policy);
     out.fuzz_cases = fuzz_cases;
     out.fuzz_seed = fuzz_seed;
-    const io::DType type = policy.input() == impl::Kind::fp32 ? io::DType::F32 : io::DType::BF16;
     std::vector<BatteryCase> cases = battery(quick);
     // The fuzz budget exactly as run_gate draws it (gate.cpp), as cases of their own.
     for (int j = 0; j < fuzz_cases; ++j) {
@@ -96,18 +101,14 @@ ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& po
         skipped.push_back({{"id", bc.id}, {"reason", why}});
       } else {
         const Stream rounded = round_inputs(bc.stream, policy.input());
-        const std::string name = file_name(index, bc.id), hash = case_hash(kHashImpl, rounded, bc.opt);
-        io::Metadata m;
-        m["tool"] = io::tool_version();
-        m["case.id"] = bc.id;
-        m["case.family"] = bc.family;
-        m["case.preset"] = bc.preset;
-        m["case.dtype"] = out.dtype;
-        m["case.mode"] = quick ? "quick" : "full";
-        m["case.hash"] = hash;
-        m["spec.arguments"] = spec_arguments(bc.opt);
-        put_options(m, bc.opt);
-        io::save_stream(tmp / name, rounded, type, m, false);
+        const std::string name = file_name(index, bc.id), hash = case_hash(kExternalName, rounded, bc.opt);
+        write_case_stream(tmp / name, rounded, bc.opt, policy,
+                          {{"case.id", bc.id},
+                           {"case.family", bc.family},
+                           {"case.preset", bc.preset},
+                           {"case.dtype", out.dtype},
+                           {"case.mode", quick ? "quick" : "full"},
+                           {"case.hash", hash}});
         const Dims& d = rounded.dims;
         list.push_back({{"file", name},
                         {"id", bc.id},
@@ -129,7 +130,7 @@ ExportedCases export_battery(const fs::path& asked, bool quick, const Policy& po
         {"fuzz_cases", fuzz_cases},
         {"fuzz_seed", fuzz_seed},
         {"dtype", out.dtype},
-        {"input_type", type == io::DType::F32 ? "F32" : "BF16"},
+        {"input_type", policy.input() == impl::Kind::fp32 ? "F32" : "BF16"},
         {"how",
          "For each case, run the kernel on q, k, v (and u when present) with the options of spec_arguments (as `vla run` "
          "arguments; also in the file's metadata, keys spec.*) and write o [B,T,H,Dv] (and S [B,H,Dv,Dk], A [B,H,Dk,Dk], "
@@ -184,12 +185,12 @@ Candidate external_candidate(const ExportedCases& cases, const fs::path& outputs
     throw std::invalid_argument("--dtype " + dtype_name(policy) + " consumes other inputs than the exported cases (" + cases.dtype +
                                 "): export them again for this dtype");
   Candidate c;
-  c.name = "external";
+  c.name = kExternalName;
   c.policy = policy;
   c.role = Role::production;
   c.description = "the outputs in " + outputs.string() + " of a kernel run on the cases in " + cases.dir.string();
   auto file_of = [cases](const Stream& s, const Options& o) {
-    const auto it = cases.file_by_hash.find(case_hash(kHashImpl, s, o));
+    const auto it = cases.file_by_hash.find(case_hash(kExternalName, s, o));
     return it == cases.file_by_hash.end() ? std::string() : it->second;
   };
   c.run = [file_of, outputs, dir = cases.dir](const Stream& s, const Options& o) {
@@ -215,8 +216,8 @@ Candidate external_candidate(const ExportedCases& cases, const fs::path& outputs
 std::string external_replay(const ExportedCases& cases, const fs::path& outputs, const std::string& case_id) {
   for (const auto& [file, id] : cases.id_by_file)
     if (id == case_id)
-      return fmt::format("vla check --input '{}' --candidate '{}' --dtype {} {}", (cases.dir / file).string(), (outputs / file).string(),
-                         cases.dtype, cases.args_by_file.at(file));
+      return fmt::format("vla check --input {} --candidate {} --dtype {} {}", shell_quoted((cases.dir / file).string()),
+                         shell_quoted((outputs / file).string()), cases.dtype, cases.args_by_file.at(file));
   return "";
 }
 

@@ -26,8 +26,6 @@
 #include "vla/gate/external.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/spec_args.hpp"
-#include "vla/io/stream_io.hpp"
-#include "vla/io/version.hpp"
 
 namespace vla::gate {
 
@@ -49,12 +47,6 @@ struct CommandResult {
   std::string error;    // any other failure
 };
 
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 std::string tail_of(const fs::path& file, std::size_t n) {
   std::ifstream f(file);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -71,11 +63,7 @@ CommandResult run_once(const Invoke& invoke, const Policy& policy, const Stream&
   const fs::path in = fs::path(dir) / "input.safetensors", out = fs::path(dir) / "output.safetensors";
   CommandResult r;
   try {
-    io::Metadata m;
-    m["tool"] = io::tool_version();
-    m["spec.arguments"] = spec_arguments(opt);
-    put_options(m, opt);
-    io::save_stream(in, s, policy.input() == impl::Kind::fp32 ? io::DType::F32 : io::DType::BF16, m, false);
+    write_case_stream(in, s, opt, policy);
     const Outcome o = invoke(in, out, spec_arguments(opt));
     std::error_code ec;
     if (o.kind == Outcome::skipped) {
@@ -95,18 +83,18 @@ CommandResult run_once(const Invoke& invoke, const Policy& policy, const Stream&
   return r;
 }
 
-// A candidate named "external" whose streams go through `invoke`. judge_in_domain
+// A candidate named kExternalName whose streams go through `invoke`. judge_in_domain
 // asks outside() and then run() about the same stream: one invocation answers both
 // (kept until run() takes it).
 Candidate invoke_candidate(Invoke invoke, const Policy& policy, std::string description) {
   Candidate c;
-  c.name = "external";
+  c.name = kExternalName;
   c.policy = policy;
   c.role = Role::production;
   c.description = std::move(description);
   auto last = std::make_shared<std::pair<std::string, CommandResult>>();
   auto result = [invoke = std::move(invoke), policy, last](const Stream& s, const Options& opt) -> CommandResult& {
-    const std::string key = case_hash("external", s, opt);
+    const std::string key = case_hash(kExternalName, s, opt);
     if (last->first != key) *last = {key, run_once(invoke, policy, s, opt)};
     return last->second;
   };
@@ -277,6 +265,12 @@ int run_shell(const std::string& line, const fs::path& err, double limit_s) {
 
 }  // namespace
 
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
 Candidate command_candidate(const std::string& cmd, const Policy& policy, double limit_s) {
   if (cmd.find("{input}") == std::string::npos || cmd.find("{output}") == std::string::npos)
     throw std::invalid_argument("--external-cmd must name {input} and {output} (and may name {options})");
@@ -290,7 +284,7 @@ Candidate command_candidate(const std::string& cmd, const Policy& policy, double
         i += n;
         return true;
       };
-      if (take("{input}", quoted(in.string())) || take("{output}", quoted(out.string())) || take("{options}", options)) continue;
+      if (take("{input}", shell_quoted(in.string())) || take("{output}", shell_quoted(out.string())) || take("{options}", options)) continue;
       line += cmd[i++];
     }
     const fs::path err = in.parent_path() / "stderr";
@@ -312,7 +306,7 @@ Candidate server_candidate(const std::string& cmd, const Policy& policy, double 
 }
 
 std::string command_replay(const std::string& replay, const std::string& flag, const std::string& cmd, const std::string& dtype) {
-  const std::string with = " " + flag + " " + quoted(cmd) + " --dtype " + dtype;
+  const std::string with = " " + flag + " " + shell_quoted(cmd) + " --dtype " + dtype;
   const std::string impl = " --impl external";
   std::string r = replay;
   if (const auto at = r.find(impl); at != std::string::npos) return r.replace(at, impl.size(), with);

@@ -33,15 +33,16 @@ bool needs_rounding(const Stream& s, impl::Kind kind) {
 
 std::string to_string(Status s) { return s == Status::pass ? "pass" : s == Status::fail ? "fail" : "invalid"; }
 
-std::string invalid_reason(const Stream& raw, const Options& opt, const Policy& policy) {
-  const impl::Kind kind = policy.input();
+namespace {
+
+// invalid_reason, given the stream already rounded to the policy's input type.
+std::string invalid_reason(const Stream& raw, const Stream& rounded, const Options& opt, impl::Kind kind) {
   const std::string type = kind == impl::Kind::fp32 ? "float32" : "bf16";
   try {
     validate_stream(raw, opt);
   } catch (const std::invalid_argument& err) {
     return err.what();
   }
-  const Stream rounded = round_inputs(raw, kind);
   try {
     validate_stream(rounded, opt);  // e.g. a value beyond the type's range
   } catch (const std::invalid_argument& err) {
@@ -55,12 +56,18 @@ std::string invalid_reason(const Stream& raw, const Options& opt, const Policy& 
   return "";
 }
 
+}  // namespace
+
+std::string invalid_reason(const Stream& raw, const Options& opt, const Policy& policy) {
+  return invalid_reason(raw, round_inputs(raw, policy.input()), opt, policy.input());
+}
+
 Expected expect(const Stream& raw, const Options& opt, const Policy& policy) {
   Expected e;
   e.policy = policy;
   e.opt = opt;
   e.input = round_inputs(raw, policy.input());
-  e.reason = invalid_reason(raw, opt, policy);
+  e.reason = invalid_reason(raw, e.input, opt, policy.input());
   if (!e.reason.empty()) {
     e.valid = false;
     return e;

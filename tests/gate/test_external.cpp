@@ -23,6 +23,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The first command a run printed as "replay: vla <start>...", without its "vla "
+// (run_vla adds the binary), or "" when there is none.
+std::string printed_replay(const std::string& output, const std::string& start) {
+  const auto at = output.find("replay: vla " + start);
+  if (at == std::string::npos) return "";
+  const auto from = at + std::string("replay: vla ").size();
+  return output.substr(from, output.find('\n', from) - from);
+}
+
 class External : public CliTest {
  protected:
   nlohmann::json manifest() {
@@ -96,9 +105,8 @@ TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
   run_harness(mutants.front(), "defect");
   r = run_vla(external("defect"));
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto at = r.output.find("replay: vla check --input");
-  ASSERT_NE(at, std::string::npos) << r.output;
-  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);  // the printed command after "vla "
+  const std::string replay = printed_replay(r.output, "check --input");
+  ASSERT_FALSE(replay.empty()) << r.output;
   const auto one = run_vla(replay);
   EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
 }
@@ -170,9 +178,8 @@ TEST_F(ExternalCmd, GateAndFuzzReachTheCommandAndReplayIt) {
 
   r = run_vla("gate --quick --fuzz-cases 0 " + kernel("bf16"));
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto at = r.output.find("replay: vla gate --case");
-  ASSERT_NE(at, std::string::npos) << r.output;
-  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);
+  const std::string replay = printed_replay(r.output, "gate --case");
+  ASSERT_FALSE(replay.empty()) << r.output;
   EXPECT_NE(replay.find("--external-cmd"), std::string::npos) << replay;
   const auto one = run_vla(replay);
   EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
@@ -182,9 +189,8 @@ TEST_F(ExternalCmd, GateAndFuzzReachTheCommandAndReplayIt) {
   EXPECT_EQ(r.code, 0) << r.output;
   r = run_vla("fuzz --cases 2 --shrink-budget 20 --corpus '" + path("corpus") + "' " + kernel("bf16"));
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto rp = r.output.find("replay: vla fuzz --replay");
-  ASSERT_NE(rp, std::string::npos) << r.output;
-  const std::string again = r.output.substr(rp + 12, r.output.find('\n', rp) - rp - 12);
+  const std::string again = printed_replay(r.output, "fuzz --replay");
+  ASSERT_FALSE(again.empty()) << r.output;
   const auto re = run_vla(again);
   EXPECT_EQ(re.code, 1) << again << "\n" << re.output;
   EXPECT_NE(re.output.find("1 of 1 judgements fail"), std::string::npos) << re.output;
@@ -266,9 +272,8 @@ TEST_F(ExternalServe, GateAndFuzzTalkToOneServer) {
   EXPECT_EQ(r.code, 0) << r.output;
   r = run_vla("gate --quick --fuzz-cases 0 " + server("bf16"));  // bf16 claiming fp32 precision
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto at = r.output.find("replay: vla gate --case");
-  ASSERT_NE(at, std::string::npos) << r.output;
-  const std::string replay = r.output.substr(at + 12, r.output.find('\n', at) - at - 12);
+  const std::string replay = printed_replay(r.output, "gate --case");
+  ASSERT_FALSE(replay.empty()) << r.output;
   EXPECT_NE(replay.find("--external-serve"), std::string::npos) << replay;
   EXPECT_EQ(run_vla(replay).code, 1) << replay;
 }

@@ -24,8 +24,20 @@
 
 #include "vla/gate/candidate.hpp"
 #include "vla/gate/policy.hpp"
+#include "vla/io/safetensors.hpp"
 
 namespace vla::gate {
+
+// The name every external kernel goes by: its candidate's name, and the key of
+// the content hashes that find its cases.
+inline constexpr const char* kExternalName = "external";
+
+// A stream as an external kernel reads it (export_battery's case files and the
+// command's and server's {input}): the inputs already rounded to the policy's
+// input type (F32, or BF16), the options in the metadata (spec.*, and
+// spec.arguments as `vla run` arguments), plus `extra` keys.
+void write_case_stream(const std::filesystem::path& file, const Stream& rounded, const Options& opt, const Policy& policy,
+                       io::Metadata extra = {});
 
 // "fp32", "bf16", "bf16-state", or "tf32" (float in and out, products on tf32
 // tensor cores: the chunked-tf32 policy). std::invalid_argument otherwise.
@@ -82,6 +94,9 @@ Candidate command_candidate(const std::string& cmd, const Policy& policy, double
 // limit_s > 0: a server that does not answer a stream within it is stopped (its
 // process group killed) and that stream and every later one fail.
 Candidate server_candidate(const std::string& cmd, const Policy& policy, double limit_s = 0);
+
+// `s` as one word of /bin/sh: in single quotes, each ' written '\''.
+std::string shell_quoted(const std::string& s);
 
 // `replay` (a gate or fuzz replay naming "--impl external") with the kernel's own
 // flag instead: "FLAG 'CMD' --dtype D" (FLAG --external-cmd or --external-serve).
