@@ -11,6 +11,7 @@ ClaimDef claim_recursion_is_argmin();
 ClaimDef claim_overhead_5x();
 ClaimDef claim_prop1_bounded_state();
 ClaimDef claim_prop2_unit_jacobian();
+ClaimDef claim_gradient_flow_stable();
 ClaimDef claim_unnormalized_growth();
 ClaimDef claim_capacity_exact_recall();
 ClaimDef claim_state_norm_ratio();
@@ -25,7 +26,8 @@ const std::vector<ClaimDef>& all_claims() {
   static const std::vector<ClaimDef> all = {
       claim_la_norm_growth(),        claim_sherman_morrison_exact(), claim_penalty_contracts_written(),
       claim_recursion_is_argmin(),   claim_overhead_5x(),            claim_prop1_bounded_state(),
-      claim_prop2_unit_jacobian(),   claim_unnormalized_growth(),    claim_capacity_exact_recall(),
+      claim_prop2_unit_jacobian(),   claim_gradient_flow_stable(),   claim_unnormalized_growth(),
+      claim_capacity_exact_recall(),
       claim_state_norm_ratio(),      claim_recall_n24_d32(),         claim_long_context_retention(),
       claim_overload_graceful(),     claim_constant_memory(),        claim_fused_kernel_14x(),
       claim_softmax_crossover_43k(),

@@ -21,6 +21,7 @@
 #include "vla/properties/generators.hpp"
 #include "vla/properties/measures.hpp"
 #include "vla/properties/adversarial.hpp"
+#include "vla/properties/gradient_flow.hpp"
 #endif
 #if defined(VLA_REPORT_HAVE_CLAIMS)
 #include "vla/claims/ledger.hpp"
@@ -221,6 +222,33 @@ double jacobian_step_norm(const VecF128& a, const VecF128& k) {
 std::string jacobian_source() {
   return "vla::props::rank_one_update_norm, properties/include/vla/properties/measures.hpp, in MPFR on binary128 "
          "vectors";
+}
+
+GradientWindow gradient_window(int W, double lambda0) {
+#if defined(VLA_REPORT_HAVE_PROPERTIES)
+  constexpr long kBits = 256;
+  GradientWindow g;
+  g.W = W;
+  const double kappa0 = 1 + W / lambda0;
+  g.w = int(std::ceil(8 * std::sqrt(kappa0)));
+  const props::Case c = props::gradient_window_construction(W, g.w, lambda0, FeatureMap::elu1);
+  ref::TraceOptions topt;
+  topt.with_A = true;
+  const auto tr = ref::trace_head_mpfr(c.stream, c.options(), topt, kBits);
+  ref::MpfrPrecision scope(kBits);
+  g.amplification = ref::to_double(props::window_norm<ref::Mpfr>(tr, W, W + g.w - 1));
+  g.bound = ref::to_double(props::window_bound<ref::Mpfr>(tr, W, W + g.w - 1));
+  g.limit = (1 + kappa0) / (2 * std::sqrt(kappa0));
+  return g;
+#else
+  (void)W, (void)lambda0;
+  throw Unavailable("the gradient-window construction of properties/ (gradient_flow.hpp) is not in this build");
+#endif
+}
+
+std::string gradient_window_source() {
+  return "vla::props::gradient_window_construction, window_norm and window_bound, "
+         "properties/include/vla/properties/gradient_flow.hpp, in MPFR at 256 bits";
 }
 
 double sm_residual(const std::vector<double>& A, const std::vector<std::vector<double>>& us, double lambda0, int upto,

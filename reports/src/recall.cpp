@@ -88,7 +88,7 @@ Figure recall_figure(const std::string& id, const std::string& title, const std:
 
 std::string report_section_of(const std::string& claim) {
   if (claim == "la-norm-growth" || claim == "prop1-bounded-state" || claim == "state-norm-ratio") return "state-norm";
-  if (claim == "prop2-unit-jacobian" || claim == "unnormalized-growth") return "jacobian";
+  if (claim == "prop2-unit-jacobian" || claim == "gradient-flow-stable" || claim == "unnormalized-growth") return "jacobian";
   if (claim == "sherman-morrison-exact") return "sherman-morrison";
   if (std::find(kRecallClaims.begin(), kRecallClaims.end(), claim) != kRecallClaims.end()) return "recall";
   return "recall";  // the ledger table at the end of that section

@@ -63,7 +63,7 @@ TEST(Ledger, RunsTheSelectedClaimsInThePapersOrder) {
     EXPECT_EQ(r.command, "vla claims --quick --only " + r.id);
   }
   EXPECT_THROW(run_ledger(LedgerOptions{Budget::quick, {"no-such-claim"}, {}}), std::invalid_argument);
-  EXPECT_EQ(all_claims().size(), 16u);
+  EXPECT_EQ(all_claims().size(), 17u);
 }
 
 TEST(Ledger, JsonFollowsTheSchemaAndMarkdownAgrees) { expect_consistent(small_ledger()); }
@@ -138,7 +138,7 @@ TEST(Ledger, QuickRunOfEveryClaim) {
   LedgerOptions o;
   o.budget = Budget::quick;
   const Ledger l = run_ledger(o);
-  ASSERT_EQ(l.claims.size(), 16u);
+  ASSERT_EQ(l.claims.size(), 17u);
   for (const auto& r : l.claims) {
     EXPECT_TRUE(r.error.empty()) << r.id << ": " << r.error;
     EXPECT_FALSE(r.summary.empty()) << r.id;

@@ -1,6 +1,6 @@
 // Checks of the chunked forms' derivations (docs/CHUNKED.md), in the ledger's
 // form (a ClaimDef with a verdict, evidence at 128 and 256 bits), kept apart from
-// the paper's claims (all_claims(): the 16 claims of the paper, in its order).
+// the paper's claims (all_claims(): the 17 claims of the paper, in its order).
 #pragma once
 
 #include "vla/claims/claim.hpp"

@@ -33,7 +33,7 @@ struct ClaimDef {
   std::function<void(const RunContext&, ClaimResult&)> run;
 };
 
-// The 16 claims in the order of the paper.
+// The 17 claims in the order of the paper.
 const std::vector<ClaimDef>& all_claims();
 const ClaimDef& find_claim(const std::string& id);  // throws std::invalid_argument naming the id
 

@@ -26,6 +26,19 @@ double sm_residual(const std::vector<double>& A, const std::vector<std::vector<d
                    bool high);
 std::string sm_residual_source();
 
+// Gradient amplification through a window, with the paper's normalisation, on the
+// construction of properties/ (gradient_flow.hpp; docs/FINDINGS.md, "Gradient flow
+// through many steps"): elu1, u = k^, W steps of one key, then w = ceil(8 sqrt(kappa0))
+// steps of a second at tan(angle) = kappa0^{-1/2}, kappa0 = 1 + W / lambda0.
+// At 256 bits: the window's ||P_{W+1} ... P_{W+w}||_2, its limit
+// (1 + kappa0) / (2 sqrt kappa0), and the proven upper bound on that window.
+struct GradientWindow {
+  int W = 0, w = 0;
+  double amplification = 0, limit = 0, bound = 0;
+};
+GradientWindow gradient_window(int W, double lambda0);
+std::string gradient_window_source();
+
 // Largest eigenvalue of a symmetric matrix (double).
 double max_eig_sym(const Eigen::MatrixXd& M);
 
