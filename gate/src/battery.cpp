@@ -63,6 +63,11 @@ std::vector<BatteryCase> battery(bool quick) {
         for (const Dims& d : shapes) out.push_back(make(fam, preset, d, "", base, false));
       }
     }
+  // The quick battery's rotation gives the anisotropic family short streams; its
+  // errors grow with the length (up to ~sqrt(T) amplification through its later
+  // steps, docs/FINDINGS.md), so it also runs on the long shape (the full battery
+  // has it already: the same id and stream).
+  if (quick) out.push_back(make(props::Family::anisotropic, Preset::paper, shapes.back(), "", preset_options(Preset::paper), false));
   // Options the presets leave at their defaults.
   const Dims d = shapes[1];
   auto variant = [&](const std::string& name, Preset preset, auto change, bool with_u) {

@@ -155,7 +155,7 @@ double subnormal_or_zero(Source& s) {
 
 bool structured(Family f) {
   return f == Family::repeated || f == Family::orthogonal || f == Family::near_collinear ||
-         f == Family::rank_deficient || f == Family::rotating;
+         f == Family::rank_deficient || f == Family::rotating || f == Family::anisotropic;
 }
 
 FamilyParams draw_params(Family f, int dk, Source& s) {
@@ -167,6 +167,7 @@ FamilyParams draw_params(Family f, int dk, Source& s) {
     case Family::near_collinear: p.theta = dk >= 2 ? std::pow(10.0, -6.0 + 4.0 * s.magnitude()) : 0.0; break;
     case Family::rank_deficient: p.rank = dk >= 2 ? s.integer(1, dk - 1) : 1; break;
     case Family::rotating: p.omega = dk >= 2 ? std::pow(10.0, -4.0 + 3.0 * s.magnitude()) : 0.0; break;
+    case Family::anisotropic: p.share = 0.5 + 0.45 * s.magnitude(); break;  // warmup and theta: build_case (T, lambda0)
     default: break;
   }
   return p;
@@ -203,6 +204,18 @@ class KeyStructure {
           basis_.push_back(Vec{1.0});
         }
         theta0_ = pos ? s.uniform(0.0, std::numbers::pi / 2) : s.uniform(0.0, 2 * std::numbers::pi);
+        break;
+      case Family::anisotropic:
+        // e and f in the plane of two orthonormal vectors (disjoint positive ones
+        // under elu1, so that f = cos(theta) b0 + sin(theta) b1 stays positive).
+        if (dk >= 2) {
+          const std::vector<Vec> b = pos ? disjoint_positive_basis(dk, 2, s) : gaussian_orthonormal_basis(dk, 2, s);
+          Vec f(dk);
+          for (int j = 0; j < dk; ++j) f[j] = std::cos(prm.theta) * b[0][j] + std::sin(prm.theta) * b[1][j];
+          basis_ = {b[0], f};
+        } else {
+          basis_ = {Vec{1.0}, Vec{1.0}};
+        }
         break;
       default: break;
     }
@@ -252,6 +265,7 @@ class KeyStructure {
           for (auto& e : y) e = std::max(e, 0.0);  // cos(pi/2) rounds to 6e-17 > 0; never negative
         return write_key(k, y, fm_);
       }
+      case Family::anisotropic: return write_key(k, basis_[t < prm_.warmup ? 0 : 1], fm_);
       default: return;
     }
   }
@@ -277,6 +291,12 @@ Case build_case(const BuildSpec& spec, Source& s) {
   c.feature_map = spec.feature_map;
   c.params = draw_params(spec.family, d.Dk, s);
   c.lambda0 = spec.family == Family::lambda_extremes ? std::pow(10.0, s.uniform(-8.0, 8.0)) : spec.lambda0;
+  if (spec.family == Family::anisotropic) {
+    // The angle that makes the later gates' cosine Kantorovich's smallest for
+    // cond(M) = 1 + W / lambda0 (properties/gradient_flow.hpp).
+    c.params.warmup = d.T >= 2 ? std::clamp(static_cast<int>(c.params.share * d.T), 1, d.T - 1) : 0;
+    c.params.theta = std::atan(std::sqrt(c.lambda0 / (c.lambda0 + c.params.warmup)));
+  }
   Stream& st = c.stream;
   st.dims = d;
   st.q.assign(d.qk_size(), 0.0);

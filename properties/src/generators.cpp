@@ -33,6 +33,7 @@ constexpr Named kNames[] = {
     {Family::scale_extremes, "scale_extremes"},
     {Family::subnormal, "subnormal"},
     {Family::lambda_extremes, "lambda_extremes"},
+    {Family::anisotropic, "anisotropic"},
 };
 }  // namespace
 

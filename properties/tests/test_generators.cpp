@@ -23,8 +23,10 @@
 #include "prop_support.hpp"
 #include "vla/properties/adversarial.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/properties/gradient_flow.hpp"
 #include "vla/reference/certify.hpp"
 #include "vla/reference/models.hpp"
+#include "vla/reference/trace.hpp"
 
 using namespace vla;
 using namespace vla::props;
@@ -208,6 +210,40 @@ TEST(Generators, NearCollinearKeysHaveTheStatedAngle) {
   EXPECT_LT(smallest, 1e-5);
 }
 
+// anisotropic: the first `warmup` keys point along basis[0] = e, the rest along
+// basis[1] = f, at the angle theta with tan(theta) = sqrt(lambda0 / (lambda0 + warmup));
+// with u = k^ every later gate has the construction's cosine (gradient_flow.hpp:
+// Kantorovich's smallest for cond(M) = 1 + warmup / lambda0), so the later steps'
+// Jacobian product is P^w with the closed-form norm.
+TEST(Generators, AnisotropicKeysAreTheGradientWindowConstruction) {
+  for (FeatureMap fm : kMaps) {
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      const int dk = 2 + 3 * static_cast<int>(seed), T = 40 + 10 * static_cast<int>(seed);
+      MakeOptions mo;
+      mo.feature_map = fm;
+      mo.lambda0 = seed % 2 ? 1.0 : 0.1;
+      const Case c = make_case(Family::anisotropic, big(T, dk), seed, mo);
+      ASSERT_EQ(c.basis.size(), 1u);
+      const int W = c.params.warmup;
+      EXPECT_GE(c.params.share, 0.5);
+      EXPECT_LE(c.params.share, 0.95);
+      EXPECT_EQ(W, std::clamp(static_cast<int>(c.params.share * T), 1, T - 1));
+      const std::vector<double> e(c.basis[0].begin(), c.basis[0].begin() + dk), f(c.basis[0].begin() + dk, c.basis[0].end());
+      for (int t = 0; t < T; ++t) EXPECT_LE(angle(direction(c.stream, t, fm), t < W ? e : f), geo_tol(dk)) << "t=" << t;
+      const double theta = c.params.theta, kappa0 = 1 + W / c.lambda0;
+      EXPECT_NEAR(angle(e, f), theta, geo_tol(dk));
+      EXPECT_NEAR(std::tan(theta), std::sqrt(c.lambda0 / (c.lambda0 + W)), 4 * kU);
+      // The later gates, from the double reference's trace.
+      const auto tr = ref::trace_head<double>(c.stream, c.options(), ref::TraceOptions{});
+      const double tau = std::tan(angle(direction(c.stream, 0, fm), direction(c.stream, W, fm)));
+      const double cw = gradient_window_gate_cos<double>(kappa0, tau);
+      EXPECT_NEAR(cw, 2 * std::sqrt(kappa0) / (1 + kappa0), 16 * kappa0 * geo_tol(dk));
+      for (int t = W; t < T; ++t)
+        EXPECT_NEAR(tr[std::size_t(t)].c, cw, construction_cos_allowance(T, kappa0, 53) + 16 * kappa0 * geo_tol(dk)) << "t=" << t;
+    }
+  }
+}
+
 TEST(Generators, RankDeficientKeysHaveTheStatedRank) {
   for (FeatureMap fm : kMaps) {
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {
@@ -311,7 +347,7 @@ VLA_PROP(GeneratorsRc, EveryCaseIsValidInput, 500, ()) {
   RC_ASSERT(c.lambda0 > 0);
   validate_stream(c.stream, c.options());
   if (c.family == Family::orthogonal || c.family == Family::near_collinear || c.family == Family::rank_deficient ||
-      c.family == Family::rotating || c.family == Family::repeated) {
+      c.family == Family::rotating || c.family == Family::repeated || c.family == Family::anisotropic) {
     RC_ASSERT(c.basis.size() == static_cast<std::size_t>(d.B * d.H));
   }
 }

@@ -33,15 +33,15 @@ json params(Profile p, const RunEnv& env) {
   switch (p) {
     case Profile::full:
       j = {{"T", 65536}, {"D", 64}, {"H", 2}, {"seeds", 2}, {"prefix_T", 256}, {"per_decade", 40},
-           {"adversarial_T", 16384}, {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
+           {"adversarial_T", 16384}, {"families", {"gaussian", "near_collinear", "anisotropic", "adversarial-jacobian"}}};
       break;
     case Profile::quick:
       j = {{"T", 4096}, {"D", 32}, {"H", 2}, {"seeds", 1}, {"prefix_T", 64}, {"per_decade", 30},
-           {"adversarial_T", 2048}, {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
+           {"adversarial_T", 2048}, {"families", {"gaussian", "near_collinear", "anisotropic", "adversarial-jacobian"}}};
       break;
     case Profile::tiny:
       j = {{"T", 300}, {"D", 16}, {"H", 2}, {"seeds", 1}, {"prefix_T", 16}, {"per_decade", 20},
-           {"adversarial_T", 100}, {"families", {"gaussian", "near_collinear", "adversarial-jacobian"}}};
+           {"adversarial_T", 100}, {"families", {"gaussian", "near_collinear", "anisotropic", "adversarial-jacobian"}}};
       break;
   }
   j["device"] = env.cuda ? "cuda" : "cpu";

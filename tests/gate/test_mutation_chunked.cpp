@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,11 +109,19 @@ bool poisoned_by_a_later_step(const CaseResult& r, impl::Kind kind, int C) {
 
 }  // namespace
 
+// The repeated-key finding (docs/CHUNKED.md, 6.3, 2026-12-05): the anisotropic
+// family's long quick stream begins with one key repeated 3,700 times, and the
+// carried forms with low-precision products leave the error model from t ~ 1,200
+// (chunked-bf16 then returns inf). These four must still fail there: a fix shows
+// up as this test failing, and any other failure is new.
+const std::set<std::string> kRepeatedKeyFinding = {"chunked-bf16", "chunked-bf16/C32", "chunked-tf32", "chunked-tf32/C32"};
+constexpr const char* kRepeatedKeyCase = "anisotropic/paper/B1T4096H1D16";
+
 // VLA_GATE_HONEST_STREAMS raises the fuzz budget. Until the masked products
 // were made causal, every failure of this run was the overflow finding (then
-// ChunkedTwinsPassButForTheOverflowFinding); now none may fail, and a failure
-// that is that mechanism says so.
-TEST(MutationChunked, ChunkedTwinsPassTheQuickGate) {
+// ChunkedTwinsPassButForTheOverflowFinding); now none may fail but the
+// repeated-key finding's, and a failure that is the overflow mechanism says so.
+TEST(MutationChunked, ChunkedTwinsPassTheQuickGateButForTheRepeatedKeyFinding) {
   GateConfig cfg;
   cfg.quick = true;
   cfg.candidates = chunked_productions();
@@ -120,13 +129,19 @@ TEST(MutationChunked, ChunkedTwinsPassTheQuickGate) {
   const char* streams = std::getenv("VLA_GATE_HONEST_STREAMS");
   cfg.fuzz_cases = streams ? std::atoi(streams) : 100;
   const GateReport rep = run_gate(cfg);
+  std::set<std::string> finding_failed;
   for (const auto& r : rep.results) {
     if (r.status != Status::fail) continue;
+    if (r.suite == "battery" && r.id == kRepeatedKeyCase && kRepeatedKeyFinding.count(r.candidate)) {
+      finding_failed.insert(r.candidate);
+      continue;
+    }
     const bool c32 = r.candidate.size() > 4 && r.candidate.substr(r.candidate.size() - 4) == "/C32";
     const impl::Kind kind = fuzz_kind(r.candidate);
     ADD_FAILURE() << r.candidate << " " << r.suite << " " << r.id << ": " << r.message << "\n  replay: " << r.replay
                   << (poisoned_by_a_later_step(r, kind, c32 ? 32 : 64) ? "\n  (a step poisoned by a later step's overflow in its chunk)" : "");
   }
+  EXPECT_EQ(finding_failed, kRepeatedKeyFinding) << "the repeated-key finding no longer replays as recorded";
   for (const auto& s : rep.summaries) {
     // Outside the domain (D = 128, chunked-bf16 and -tf32 without unit keys) is invalid, never the whole battery.
     EXPECT_GT(s.pass, s.invalid) << s.name;

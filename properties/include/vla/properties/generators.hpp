@@ -43,6 +43,14 @@ enum class Family {
   subnormal,        // vectors (q, v, u) or entries (k) subnormal, signed zeros; 1/4 of the keys
                     // have ||phi(k)|| ~ 2^-520 (squares subnormal)
   lambda_extremes,  // gaussian entries, lambda0 = 10^e with e uniform in [-8, 8]
+  anisotropic,      // the gradient-window construction (docs/FINDINGS.md, "Gradient flow through
+                    // many steps"): the first W = share T keys on one direction e (param warmup),
+                    // every later key on one direction f at angle theta from e with
+                    // tan(theta) = sqrt(lambda0 / (lambda0 + W)) (param theta): with u = k^ every
+                    // later gate is the same, Kantorovich's most oblique, and errors and gradients
+                    // are amplified by up to ~sqrt(1 + W / lambda0) / 2 through the later steps
+                    // (the angle is the extreme one for unit u = k^, e.g. the paper preset; with
+                    // vla-v3's scaled u the effective lambda0 is larger and the angle less extreme)
 };
 
 const std::vector<Family>& all_families();
@@ -54,9 +62,11 @@ struct FamilyParams {
   double nu = 0;     // student_t degrees of freedom
   double rho = 0;    // sparse: probability of a non-zero entry
   int pool = 0;      // repeated: number of distinct key directions
-  double theta = 0;  // near_collinear: angle of every key to the base direction (radians)
+  double theta = 0;  // near_collinear: angle of every key to the base direction; anisotropic: of f to e (radians)
   int rank = 0;      // rank_deficient: dimension of the key subspace
   double omega = 0;  // rotating: angle per step (radians)
+  double share = 0;  // anisotropic: share of the steps on the first direction, in [0.5, 0.95]
+  int warmup = 0;    // anisotropic: steps on the first direction (share T, at least 1 and at most T - 1 when T >= 2)
 };
 
 // A generated input: the stream and what goes with it.
@@ -71,7 +81,7 @@ struct Case {
   // from, per (b, h) (index b * H + h), concatenated (each Dk long): the base
   // direction (near_collinear), the orthonormal set (orthogonal), the subspace
   // basis (rank_deficient), the orthonormal plane (rotating), the pool (repeated,
-  // raw keys). Empty for the other families.
+  // raw keys), the two directions e, f (anisotropic). Empty for the other families.
   std::vector<std::vector<double>> basis;
 
   // The paper preset (or `base`) with this case's lambda0 and feature map.
