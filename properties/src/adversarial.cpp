@@ -204,6 +204,25 @@ Objective objective_jacobian_product_norm() {
           [prod, current](const StepContext& c) { *prod = current(c); }};
 }
 
+Objective objective_jacobian_window_norm() {
+  // The products P_s ... P_{t-1} of every window ending at the previous step (a
+  // search's first step starts afresh, so one objective may serve several searches).
+  auto wins = std::make_shared<std::vector<Eigen::MatrixXd>>();
+  auto score = [wins](const StepContext& c) {
+    const Eigen::MatrixXd P = step_matrix(c.ws, c.after.dk);
+    double best = spectral_norm(P);
+    if (c.t > 0)
+      for (const auto& q : *wins) best = std::max(best, spectral_norm(q * P));
+    return best;
+  };
+  return {"jacobian_window_norm", score, [wins](const StepContext& c) {
+            if (c.t == 0) wins->clear();
+            const Eigen::MatrixXd P = step_matrix(c.ws, c.after.dk);
+            for (auto& q : *wins) q = q * P;
+            wins->push_back(P);
+          }};
+}
+
 Objective objective_reference_bits_lost(bool state_only, long bits) {
   // The exact head of the current search (made at its first step, so that one
   // objective may serve several searches), advanced by accept().

@@ -109,5 +109,26 @@ int main(int argc, char** argv) {
       const auto r = adversarial_search(b, objective_jacobian_product_norm());
       for (int T = 16; T <= b.T; T *= 4) std::printf("| %s | %d | %d | %.4g |\n", to_string(fm).c_str(), dk, T, r.objective[T - 1]);
     }
+
+  // Windows (docs/FINDINGS.md, "Gradient flow through many steps"): the greedy
+  // adversary maximising the largest amplification through any window ending now.
+  std::printf("\n## Largest window amplification max_s ||J_t ... J_s||_2 under the greedy adversary (objective: that norm)\n");
+  std::printf("| feature map | Dk | lambda0 | T | largest window amplification so far |\n|---|---|---|---|---|\n");
+  for (FeatureMap fm : {FeatureMap::elu1, FeatureMap::identity})
+    for (int dk : {2, 8})
+      for (double l0 : {1.0, 0.01}) {
+        AdversaryBounds b;
+        b.T = quick ? 64 : 256;
+        b.Dk = dk;
+        b.opt.feature_map = fm;
+        b.opt.lambda0 = l0;
+        b.seed = 5;
+        const auto r = adversarial_search(b, objective_jacobian_window_norm());
+        double so_far = 0;
+        for (int t = 1; t <= b.T; ++t) {
+          so_far = std::max(so_far, r.objective[std::size_t(t - 1)]);
+          if ((t & (t - 1)) == 0 && t >= 16) std::printf("| %s | %d | %g | %d | %.4g |\n", to_string(fm).c_str(), dk, l0, t, so_far);
+        }
+      }
   return 0;
 }

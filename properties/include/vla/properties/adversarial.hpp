@@ -59,6 +59,9 @@ Objective objective_state_norm();
 Objective objective_jacobian_norm();
 // ||J_t J_{t-1} ... J_1||_2, the gradient's amplification through all steps so far.
 Objective objective_jacobian_product_norm();
+// max over s <= t of ||J_t ... J_s||_2: the largest amplification through any window
+// ending at the candidate step (properties/gradient_flow.hpp). O(t) products per candidate.
+Objective objective_jacobian_window_norm();
 // Loss of accuracy of the reference: the bits of double's 53 that the double
 // reference loses at the candidate step against the same recurrence at `bits`
 // (MPFR, fed the same double inputs and carried along the kept prefix), as
