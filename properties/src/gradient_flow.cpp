@@ -80,6 +80,8 @@ WindowScan<T> scan_windows(const std::vector<ref::TraceStep<T>>& tr) {
   WindowScan<T> out;
   const int n = static_cast<int>(tr.size());
   if (n == 0) return out;
+  for (const auto& st : tr)
+    if (st.A.size() == 0) throw std::invalid_argument("scan_windows: the trace holds no A (TraceOptions::with_A)");
   // Per step: lambda_max(A_r), 1 / lambda_min(A_r), and prefix products of delta.
   const std::size_t len = static_cast<std::size_t>(n);
   std::vector<T> amax(len), inv_amin(len), pre(len + 1);
