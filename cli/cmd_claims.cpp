@@ -77,7 +77,7 @@ int run(const ClaimsArgs& a) {
   return errors ? kExitFail : kExitOk;  // a check that could not run is a failure of the tool, not a finding
 }
 
-const Register reg({"claims", "check every claim of the paper: verdicts, evidence, counterexamples (docs/CLAIMS_SCHEMA.md)",
+const Register reg({"claims", "Check every claim of the paper: verdicts, evidence, counterexamples (docs/CLAIMS_SCHEMA.md)",
                     [](CLI::App& sub) -> std::function<int()> {
                       auto a = std::make_shared<ClaimsArgs>();
                       sub.add_flag("--quick", a->quick, "CI-sized run (under 3 minutes on 2 cores)");
