@@ -29,12 +29,6 @@ namespace {
 using props::Mpfr;
 constexpr double kPhi = std::numbers::phi;
 
-std::vector<ref::TraceStep<Mpfr>> trace_with_A(const Stream& s, const Options& opt, long bits) {
-  ref::TraceOptions topt;
-  topt.with_A = true;
-  return ref::trace_head_mpfr(s, opt, topt, bits);
-}
-
 // The rounding allowances of properties/gradient_flow.hpp.
 double tol_window(int n, int dk, long bits) { return props::window_norm_allowance(n, dk, bits); }
 
@@ -59,7 +53,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
         mo.feature_map = seed % 2 ? FeatureMap::elu1 : FeatureMap::identity;
         const props::Case c = props::make_case(f, Dims{1, T, 1, dk, 1}, std::uint64_t(seed), mo);
         const Options opt = c.options();
-        const auto tr = trace_with_A(c.stream, opt, kBitsHi);
+        const auto tr = ref::trace_head_mpfr(c.stream, opt, ref::TraceOptions{}, kBitsHi);
         ref::MpfrPrecision p(kBitsHi);
         const auto sc = props::scan_windows<Mpfr>(tr);
         const double m = double(sc.max_norm), ratio = double(sc.max_ratio);
@@ -87,10 +81,10 @@ void run(const RunContext& ctx, ClaimResult& r) {
   int example_W = 256, example_w = 0;
   std::string example_f;
   for (int W : Ws) {
-    const double kappa0 = 1.0 + W;
-    const int w = int(std::ceil(8 * std::sqrt(kappa0)));
+    const double kappa0 = props::gradient_window_kappa0(W, 1.0);
+    const int w = props::gradient_window_steps(kappa0);
     const props::Case c = props::gradient_window_construction(W, w, 1.0, FeatureMap::elu1);
-    const auto tr = trace_with_A(c.stream, c.options(), kBitsHi);
+    const auto tr = ref::trace_head_mpfr(c.stream, c.options(), ref::TraceOptions{}, kBitsHi);
     ref::MpfrPrecision p(kBitsHi);
     const Mpfr amp = props::window_norm<Mpfr>(tr, W, W + w - 1);
     const Mpfr bound = props::window_bound<Mpfr>(tr, W, W + w - 1);
@@ -104,7 +98,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
     Ts.push_back(double(W + w));
     amps.push_back(double(amp));
     series.push_back({{"W", W}, {"w", w}, {"T", W + w}, {"amplification", double(amp)},
-                      {"(1 + kappa0) / (2 sqrt kappa0)", (1 + kappa0) / (2 * std::sqrt(kappa0))},
+                      {"(1 + kappa0) / (2 sqrt kappa0)", props::gradient_window_limit(kappa0)},
                       {"closed form ||P^w||", double(formula)}, {"gate cosine c", double(cw)},
                       {"upper bound", double(bound)}});
     if (W == example_W) {
@@ -121,7 +115,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
   double cx_amp = 0;
   int cx_s = 0, cx_t = 0;
   {
-    const auto tr = trace_with_A(cx.c.stream, cx.opt, kBitsHi);
+    const auto tr = ref::trace_head_mpfr(cx.c.stream, cx.opt, ref::TraceOptions{}, kBitsHi);
     ref::MpfrPrecision p(kBitsHi);
     const auto sc = props::scan_windows<Mpfr>(tr);
     cx_amp = double(sc.max_norm);

@@ -176,10 +176,7 @@ class Searcher {
 Eigen::MatrixXd step_matrix(const core::Workspace<double>& ws, int dk) {
   // X -> X P with P = I - k^ a^T: on R^{Dv x Dk} with the Frobenius norm the
   // operator is I_Dv (x) P^T, whose singular values are P's (each Dv times).
-  Eigen::MatrixXd P = Eigen::MatrixXd::Identity(dk, dk);
-  for (int i = 0; i < dk; ++i)
-    for (int j = 0; j < dk; ++j) P(i, j) -= ws.kh[i] * ws.a[j];
-  return P;
+  return step_map<double>(Eigen::Map<const Eigen::VectorXd>(ws.kh.data(), dk), Eigen::Map<const Eigen::VectorXd>(ws.a.data(), dk));
 }
 
 double spectral_norm(const Eigen::MatrixXd& M) { return Eigen::JacobiSVD<Eigen::MatrixXd>(M).singularValues()(0); }

@@ -32,12 +32,6 @@
 
 namespace vla::props {
 
-template <class T>
-Mat<T> step_map(const ref::TraceStep<T>& st) {
-  const int dk = static_cast<int>(st.k_hat.size());
-  return Mat<T>(Mat<T>::Identity(dk, dk) - st.k_hat * st.a_hat.transpose());
-}
-
 namespace {
 
 template <class T>
@@ -121,8 +115,7 @@ WindowScan<T> scan_windows(const std::vector<ref::TraceStep<T>>& tr) {
 Case gradient_window_construction(int W, int w, double lambda0, FeatureMap fm) {
   if (W < 1 || w < 1) throw std::invalid_argument("gradient_window_construction: W and w must be >= 1");
   if (!(lambda0 > 0)) throw std::invalid_argument("gradient_window_construction: lambda0 must be > 0");
-  const double kappa0 = 1 + W / lambda0;
-  const double tau = 1 / std::sqrt(kappa0);
+  const double tau = 1 / std::sqrt(gradient_window_kappa0(W, lambda0));
   Case c;
   c.lambda0 = lambda0;
   c.feature_map = fm;
@@ -142,6 +135,12 @@ Case gradient_window_construction(int W, int w, double lambda0, FeatureMap fm) {
   }
   return c;
 }
+
+double gradient_window_kappa0(int W, double lambda0) { return 1 + W / lambda0; }
+
+int gradient_window_steps(double kappa0) { return static_cast<int>(std::ceil(8 * std::sqrt(kappa0))); }
+
+double gradient_window_limit(double kappa0) { return (1 + kappa0) / (2 * std::sqrt(kappa0)); }
 
 template <class T>
 T gradient_window_gate_cos(const T& kappa0, const T& tau) {
@@ -179,7 +178,6 @@ double construction_cos_allowance(int t, double kappa0, long bits) {
 }
 
 #define VLA_PROPS_GRADIENT_FLOW_INSTANTIATE(T)                                            \
-  template Mat<T> step_map<T>(const ref::TraceStep<T>&);                                \
   template T window_norm<T>(const std::vector<ref::TraceStep<T>>&, int, int);           \
   template T window_bound<T>(const std::vector<ref::TraceStep<T>>&, int, int);          \
   template WindowScan<T> scan_windows<T>(const std::vector<ref::TraceStep<T>>&);        \

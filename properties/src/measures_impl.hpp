@@ -10,13 +10,21 @@
 namespace vla::props {
 
 template <class T>
+Mat<T> step_map(const Vec<T>& kh, const Vec<T>& a) {
+  const int dk = static_cast<int>(kh.size());
+  if (a.size() != dk) throw std::invalid_argument("step_map: k^ and a^ differ in size");
+  Mat<T> P = Mat<T>::Identity(dk, dk);
+  for (int l = 0; l < dk; ++l)
+    for (int j = 0; j < dk; ++j) P(l, j) = P(l, j) - kh(l) * a(j);
+  return P;
+}
+
+template <class T>
 Mat<T> jacobian_operator(const Vec<T>& kh, const Vec<T>& a, int dv) {
   const int dk = static_cast<int>(kh.size());
   if (a.size() != dk || dv < 1) throw std::invalid_argument("jacobian_operator: sizes");
   // (X P)_{ij} = sum_l X_{il} P_{lj}, P = I - kh a^T; vec index i * dk + j.
-  Mat<T> P = Mat<T>::Identity(dk, dk);
-  for (int l = 0; l < dk; ++l)
-    for (int j = 0; j < dk; ++j) P(l, j) = P(l, j) - kh(l) * a(j);
+  const Mat<T> P = step_map<T>(kh, a);
   Mat<T> J = Mat<T>::Zero(dv * dk, dv * dk);
   for (int i = 0; i < dv; ++i)
     for (int j = 0; j < dk; ++j)
@@ -87,6 +95,7 @@ T min_eig_sym(const Mat<T>& M) {
 
 #define VLA_PROPS_MEASURES_INSTANTIATE(T)                                                  \
   template Mat<T> jacobian_operator<T>(const Vec<T>&, const Vec<T>&, int);                \
+  template Mat<T> step_map<T>(const Vec<T>&, const Vec<T>&);                              \
   template T jacobian_spectral_norm<T>(const Vec<T>&, const Vec<T>&, int);                \
   template T rank_one_update_norm<T>(const T&, const T&, int);                            \
   template T jacobian_norm_of_cos<T>(const T&);                                           \

@@ -43,10 +43,9 @@ constexpr double kPhi = std::numbers::phi;
 
 double tol_window(int n, int dk, long bits) { return window_norm_allowance(n, dk, bits); }
 
+// A trace with A (TraceOptions' default), which window_bound and scan_windows need.
 std::vector<ref::TraceStep<Mpfr>> trace_at(const Stream& s, const Options& opt, long bits) {
-  ref::TraceOptions topt;
-  topt.with_A = true;
-  return ref::trace_head_mpfr(s, opt, topt, bits);
+  return ref::trace_head_mpfr(s, opt, ref::TraceOptions{}, bits);
 }
 
 struct Worst {
@@ -174,16 +173,16 @@ TEST(GradientFlowClaim, GreedyAdversaryFindsWindowsAbovePhi) {
 }
 
 // (2) Unbounded: the construction's window amplifies by at least sqrt(kappa0) / 2
-// (its limit is (1 + kappa0) / (2 sqrt kappa0); w = 8 sqrt(kappa0) steps leave
-// (1 - c)^w <= e^-16 of it), so it grows without bound with W. Paper preset
+// (its limit is (1 + kappa0) / (2 sqrt kappa0); gradient_window_steps(kappa0) steps
+// leave (1 - c)^w <= e^-8 of it), so it grows without bound with W. Paper preset
 // (elu1, lambda0 = 1) and the identity map, lambda0 = 1 and 0.1.
 TEST(GradientFlowClaim, AmplificationGrowsWithoutBound) {
   for (FeatureMap fm : {FeatureMap::elu1, FeatureMap::identity})
     for (double lambda0 : {1.0, 0.1}) {
       double previous = 0;
       for (int W : {16, 256, 4096}) {
-        const double kappa0 = 1 + W / lambda0;
-        const int w = int(std::ceil(8 * std::sqrt(kappa0)));
+        const double kappa0 = gradient_window_kappa0(W, lambda0);
+        const int w = gradient_window_steps(kappa0);
         const Case c = gradient_window_construction(W, w, lambda0, fm);
         const auto tr = trace_at(c.stream, c.options(), kBits);
         ref::MpfrPrecision p(kBits);
@@ -265,8 +264,7 @@ VLA_PROP(GradientFlowBound, HoldsOnEveryWindow, 200, ()) {
 // tends to about 1/2 as W grows, so the bound is tight to a small factor there).
 TEST(GradientFlowBound, HoldsOnTheConstruction) {
   for (int W : {256, 4096}) {
-    const double kappa0 = 1 + W;
-    const int w = int(std::ceil(8 * std::sqrt(kappa0)));
+    const int w = gradient_window_steps(gradient_window_kappa0(W, 1.0));
     const Case c = gradient_window_construction(W, w, 1.0, FeatureMap::identity);
     const auto tr = trace_at(c.stream, c.options(), kBits);
     ref::MpfrPrecision p(kBits);

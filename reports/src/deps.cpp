@@ -229,16 +229,14 @@ GradientWindow gradient_window(int W, double lambda0) {
   constexpr long kBits = 256;
   GradientWindow g;
   g.W = W;
-  const double kappa0 = 1 + W / lambda0;
-  g.w = int(std::ceil(8 * std::sqrt(kappa0)));
+  const double kappa0 = props::gradient_window_kappa0(W, lambda0);
+  g.w = props::gradient_window_steps(kappa0);
   const props::Case c = props::gradient_window_construction(W, g.w, lambda0, FeatureMap::elu1);
-  ref::TraceOptions topt;
-  topt.with_A = true;
-  const auto tr = ref::trace_head_mpfr(c.stream, c.options(), topt, kBits);
+  const auto tr = ref::trace_head_mpfr(c.stream, c.options(), ref::TraceOptions{}, kBits);
   ref::MpfrPrecision scope(kBits);
   g.amplification = ref::to_double(props::window_norm<ref::Mpfr>(tr, W, W + g.w - 1));
   g.bound = ref::to_double(props::window_bound<ref::Mpfr>(tr, W, W + g.w - 1));
-  g.limit = (1 + kappa0) / (2 * std::sqrt(kappa0));
+  g.limit = props::gradient_window_limit(kappa0);
   return g;
 #else
   (void)W, (void)lambda0;

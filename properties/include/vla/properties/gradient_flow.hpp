@@ -28,9 +28,11 @@
 
 namespace vla::props {
 
-// P_r = I - k^_r a^_r^T of one traced step.
+// P_r = I - k^_r a^_r^T of one traced step (measures.hpp's step_map).
 template <class T>
-Mat<T> step_map(const ref::TraceStep<T>& st);
+Mat<T> step_map(const ref::TraceStep<T>& st) {
+  return step_map<T>(st.k_hat, st.a_hat);
+}
 
 // ||P_s ... P_t||_2 (largest singular value, JacobiSVD at T's precision).
 template <class T>
@@ -73,6 +75,14 @@ WindowScan<T> scan_windows(const std::vector<ref::TraceStep<T>>& tr);
 // (1 + kappa0) / (2 sqrt kappa0) as w grows (for c w >> 1).
 Case gradient_window_construction(int W, int w, double lambda0, FeatureMap fm);
 
+// The construction's numbers, for callers that build it: kappa0 = 1 + W / lambda0
+// (cond(M) after the first key's W steps); a window length w = ceil(8 sqrt(kappa0)),
+// after which (1 - c)^w <= e^{-16 kappa0 / (1 + kappa0)} since c = 2 sqrt(kappa0) / (1 + kappa0);
+// and the amplification's limit 1/c = (1 + kappa0) / (2 sqrt kappa0).
+double gradient_window_kappa0(int W, double lambda0);
+int gradient_window_steps(double kappa0);
+double gradient_window_limit(double kappa0);
+
 // c(kappa0, tau) = (1 + kappa0 tau^2) / sqrt((1 + tau^2)(1 + kappa0^2 tau^2)).
 template <class T>
 T gradient_window_gate_cos(const T& kappa0, const T& tau);
@@ -97,7 +107,6 @@ double window_norm_allowance(int n, int dk, long bits);
 double construction_cos_allowance(int t, double kappa0, long bits);
 
 #define VLA_PROPS_GRADIENT_FLOW_EXTERN(T)                                                        \
-  extern template Mat<T> step_map<T>(const ref::TraceStep<T>&);                                \
   extern template T window_norm<T>(const std::vector<ref::TraceStep<T>>&, int, int);           \
   extern template T window_bound<T>(const std::vector<ref::TraceStep<T>>&, int, int);          \
   extern template WindowScan<T> scan_windows<T>(const std::vector<ref::TraceStep<T>>&);        \

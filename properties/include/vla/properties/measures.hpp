@@ -37,6 +37,10 @@ using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 // JacobiSVD at T's precision). Valid for any vectors (normalised or not).
 template <class T>
 Mat<T> jacobian_operator(const Vec<T>& kh, const Vec<T>& a, int dv);
+// P = I - kh a^T, the Dk x Dk factor of that operator (J_t X = X P): written once for
+// the operator, the windows of gradient_flow.hpp and the adversary's objectives.
+template <class T>
+Mat<T> step_map(const Vec<T>& kh, const Vec<T>& a);
 template <class T>
 T jacobian_spectral_norm(const Vec<T>& kh, const Vec<T>& a, int dv = 1);
 
@@ -218,6 +222,7 @@ T min_eig_sym(const Mat<T>& M);
 
 #define VLA_PROPS_MEASURES_EXTERN(T)                                                              \
   extern template Mat<T> jacobian_operator<T>(const Vec<T>&, const Vec<T>&, int);                \
+  extern template Mat<T> step_map<T>(const Vec<T>&, const Vec<T>&);                              \
   extern template T jacobian_spectral_norm<T>(const Vec<T>&, const Vec<T>&, int);                \
   extern template T rank_one_update_norm<T>(const T&, const T&, int);                            \
   extern template T jacobian_norm_of_cos<T>(const T&);                                           \
