@@ -132,19 +132,22 @@ struct ShapeIO {
   }
 };
 
-// Where the scan form's gate stage spends its time: each of its kernels alone,
-// and scan_gate with each chunk stopped after a phase (GateParams probes: the
-// segment's chunks still run in order), bf16 inputs, D = 64, after one full run
-// has filled the buffers; median of 11 launches.
+// Where the scan form's gate stage spends its time: each of its kernels alone
+// (the per-step form's, docs/CHUNKED.md 8.16), the whole stage in that form and
+// in the Woodbury form it replaced (scan_gate, 8.10-8.14), with that kernel's
+// chunks stopped after each phase (GateParams probes: the segment's chunks still
+// run in order); bf16 inputs, D = 64, after one full run has filled the buffers;
+// median of 11 launches.
 void gate_breakdown() {
   const int D = 64;
   struct Shape {
     int B, H, T;
   };
-  std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_gate | scan_final_A |"
-              " scan_den | gate phases cumulative: loads+(L D L^T(M), solves | A_c [U K]), G, L D L^T(I+G), Z, Y, W, a^ (all but the carry) |\n"
-              "|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const Shape sh : {Shape{1, 16, 16384}, Shape{8, 128, 4096}})
+  std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_seg_inverse |"
+              " scan_steps | scan_final_A | scan_den | gate stage, per step | gate stage, Woodbury | scan_gate (Woodbury) |"
+              " its phases cumulative: loads+(L D L^T(M), solves | A_c [U K]), G, L D L^T(I+G), Z, Y, W, a^ (all but the carry) |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}})
     for (int C : {32, 64}) {
       ShapeIO io(sh.B, sh.H, sh.T);
       const gpu::FusedParams p = io.fill(true);
@@ -152,14 +155,17 @@ void gate_breakdown() {
         gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
         gpu::scan::launch_scan(p, true, C, ws, nullptr);
         gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
-        auto part = [&](unsigned kernels, int stop) {
+        auto part = [&](unsigned kernels, int stop, ref::ScanGateForm form) {
           g.kernels = kernels;
           g.stop_after = stop;
+          g.form = form;
           return time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
         };
-        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C, part(1, 0), part(2, 0), part(4, 0),
-                    part(8, 0), part(16, 0));
-        for (int stop = 1; stop <= 7; ++stop) std::printf(" %.4g", part(4, stop));
+        const auto ps = ref::ScanGateForm::per_step, wb = ref::ScanGateForm::woodbury;
+        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C, part(1, 0, ps),
+                    part(2, 0, ps), part(32, 0, ps), part(4, 0, ps), part(8, 0, ps), part(16, 0, ps), part(0x3f, 0, ps), part(0x1f, 0, wb),
+                    part(4, 0, wb));
+        for (int stop = 1; stop <= 7; ++stop) std::printf(" %.4g", part(4, stop, wb));
         std::printf(" |\n");
       }
     }

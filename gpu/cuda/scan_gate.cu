@@ -16,6 +16,7 @@
 #include "scan_gate.cuh"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/precision.hpp"
+#include "vla/reference/scan_gate_form.hpp"
 #include "vla/reference/scan_segment.hpp"
 
 namespace vla::gpu::scan {
@@ -36,7 +37,7 @@ __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255
 
 // Byte offsets of the gate's scratch buffers.
 struct ScratchLayout {
-  std::size_t m = 0, nsum = 0, u = 0, total = 0;
+  std::size_t m = 0, nsum = 0, u = 0, ainv = 0, total = 0;
 };
 __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
   const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(T, C)),
@@ -45,20 +46,23 @@ __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int
   l.m = 0;
   l.nsum = l.m + align256(bh * (NS + 1) * std::size_t(packed_size(D)) * sizeof(double));
   l.u = l.nsum + align256(bh * N * D * sizeof(float));
-  l.total = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
+  l.ainv = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
+  l.total = l.ainv + align256(bh * NS * std::size_t(D) * D * sizeof(double));
   return l;
 }
 
 struct Scratch {
-  double* M;    // [B H][NS + 1][D (D + 1) / 2]: segment s - 1's Gram matrix in slot s, then (in place) M at segment s's start
-  float* nsum;  // [B H][N][D]: sigma_c, then (in place) n_c
-  float* u;     // [B, T, H, D] where u is not k^, else null
+  double* M;     // [B H][NS + 1][D (D + 1) / 2]: segment s - 1's Gram matrix in slot s, then (in place) M at segment s's start
+  float* nsum;   // [B H][N][D]: sigma_c, then (in place) n_c
+  float* u;      // [B, T, H, D] where u is not k^, else null
+  double* ainv;  // [B H][NS][D][D]: A at segment s's start, M^{-1} of slot s (the per-step gate form)
 };
 __device__ inline Scratch scratch_of(const GateParams& g) {
   const bool u_sep = g.u || g.u_unit_scaled;
   const ScratchLayout l = scratch_layout(g.B, g.T, g.H, g.D, g.C, u_sep);
   auto* base = static_cast<unsigned char*>(g.scratch);
-  return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr};
+  return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr,
+          reinterpret_cast<double*>(base + l.ainv)};
 }
 
 // Column norm of a vector spread over a group of TPG consecutive lanes (partial
@@ -684,27 +688,215 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   }
 }
 
-// scan_final_A: A = M_N^{-1} (block per head).
-template <int D>
-__global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
+// M^{-1} of slot `slot` of head bh's M buffer: L D L^T, then the solves with I; sink(e, x) takes entry e = r D + c.
+template <int D, class Sink>
+__device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* smem, Sink sink) {
   constexpr int LDM = D + 1, P = packed_size(D);
-  extern __shared__ double smem[];
   double* L = smem;
   double* piv = L + D * LDM;
   double* X = piv + D;
   double* colbuf = X + D * LDM;
   const Scratch sc = scratch_of(g);
-  const int bh = blockIdx.x, NS = n_segments(g.T, g.C);
+  const int NS = n_segments(g.T, g.C);
   for (int e = threadIdx.x; e < D * D; e += NT) X[(e / D) * LDM + e % D] = e / D == e % D ? 1.0 : 0.0;
-  const double* MN = sc.M + (std::size_t(bh) * (NS + 1) + NS) * P;
-  ldl_block<D>([&](int r, int cc) { return MN[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
+  const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
+  ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   solve_m<D, D>(X, LDM, D, L, LDM, piv);
   __syncthreads();
-  for (int e = threadIdx.x; e < D * D; e += NT) g.A[std::size_t(bh) * D * D + e] = float(X[(e / D) * LDM + e % D]);
+  for (int e = threadIdx.x; e < D * D; e += NT) sink(e, X[(e / D) * LDM + e % D]);
 }
 template <int D>
-constexpr int final_a_bytes() {
+constexpr int inverse_bytes() {
   return (2 * D * (D + 1) + 3 * D) * 8;
+}
+
+// scan_final_A: A = M_N^{-1} (block per head), rounded to float.
+template <int D>
+__global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
+  extern __shared__ double smem[];
+  const int bh = blockIdx.x;
+  inverse_of_slot<D>(g, bh, n_segments(g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
+}
+
+// scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)).
+template <int D>
+__global__ void __launch_bounds__(NT) seg_inverse_kernel(GateParams g) {
+  extern __shared__ double smem[];
+  const int seg = blockIdx.x, bh = blockIdx.y;
+  double* out = scratch_of(g).ainv + (std::size_t(bh) * n_segments(g.T, g.C) + seg) * D * D;
+  inverse_of_slot<D>(g, bh, seg, smem, [&](int e, double x) { out[e] = x; });
+}
+
+// ---------------------------------------------------------------------------
+// scan_steps: the gates of one segment (block (segment, head bh)) by the
+// recurrence's own Sherman-Morrison step in double from the segment's A
+// (ref::ScanGateForm::per_step, docs/CHUNKED.md 8.16). A lives in registers: a
+// thread holds RP rows x CP consecutive columns, the CG = D / CP threads of a
+// row group are consecutive lanes of one warp. Per step:
+//   z_r = (A u)_r: each thread's CP columns by fma from zero in ascending order,
+//       then the butterfly over the CG lanes (every lane gets the same bits); x = A k^
+//       likewise where u is not k^;
+//   the z exchange: the row group's first lane writes z_r to shared memory
+//       (double-buffered by step parity), one barrier;
+//   u . z (and k^ . z): each thread's CP columns, the same butterfly;
+//   delta = sm_delta(u . z), g_r = z_r (1 / delta) (pivot_recip),
+//   w_r = x_r - g_r (k^ . z) (core::sm_gate_entry; x = z and k^ . z = u . z where u = k^),
+//   A_rc -= g_r z_c (core::sm_row_entry).
+// The steps' inputs arrive 32 at a time (cp.async a chunk ahead, converted to
+// double once); every 32 steps the gates a^ = w / ||w|| (col_norm, as scan_gate's)
+// are rounded to float and written.
+template <int D>
+struct StepShape;
+template <>
+struct StepShape<64> {
+  static constexpr int RP = 2, CP = 16;
+};
+template <>
+struct StepShape<32> {
+  static constexpr int RP = 2, CP = 8;
+};
+template <>
+struct StepShape<16> {
+  static constexpr int RP = 1, CP = 4;
+};
+template <int D, bool USEP>
+struct StepPlan {
+  static constexpr int RP = StepShape<D>::RP, CP = StepShape<D>::CP, CG = D / CP, NTS = (D / RP) * CG, CH = 32;
+  static constexpr int TPS = NTS / CH, PER = D / TPS;  // the gates' normalisation: TPS lanes per step
+  // Blocks per SM the registers must allow (A alone is 2 RP CP registers a thread).
+  static constexpr int MINB = D == 64 ? (USEP ? 3 : 4) : 8;
+  static constexpr int LDW = D + 1;  // w rows: the TPS lanes of a step read distinct banks
+  // Shared memory (doubles): u (and k^) of the chunk's steps, z (two parities), w; then the next chunk's floats.
+  static constexpr int oU = 0, oK = oU + CH * D, oZ = oK + (USEP ? CH * D : 0), oW = oZ + 2 * D, oStage = oW + CH * LDW;
+  static constexpr int stage_floats = (USEP ? 2 : 1) * CH * D;
+  static constexpr int bytes = oStage * 8 + stage_floats * 4;
+  static_assert(32 % CG == 0 && NTS % CH == 0 && D % TPS == 0 && (CH * D) % (4 * NTS) == 0, "step tiles");
+};
+
+template <int D, bool USEP>
+__global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MINB) steps_kernel(GateParams g) {
+  using Pl = StepPlan<D, USEP>;
+  constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, NTS = Pl::NTS, CH = Pl::CH, TPS = Pl::TPS, PER = Pl::PER, LDW = Pl::LDW;
+  extern __shared__ double smem[];
+  double* Us = smem + Pl::oU;
+  double* Ks = USEP ? smem + Pl::oK : Us;
+  double* Zs = smem + Pl::oZ;
+  double* Ws = smem + Pl::oW;
+  float* stage = reinterpret_cast<float*>(smem + Pl::oStage);
+  const Scratch sc = scratch_of(g);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
+  const int tid = threadIdx.x, cg = tid % CG, r0 = (tid / CG) * RP, c0 = cg * CP;
+  const int steps = ref::scan_segment_chunks(g.C) * g.C;
+  const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
+  const float* usrc = USEP ? sc.u : g.out.khat;
+  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
+  // The chunk at t0's rows of u (and k^) into the stage by cp.async, 16-byte pieces, zeros past t_end.
+  auto fetch = [&](int t0) {
+#pragma unroll
+    for (int e = 4 * tid; e < CH * D; e += 4 * NTS) {
+      const int t = e / D, d = e % D, ok = t0 + t < t_end;
+      const std::size_t src = row_of(ok ? t0 + t : t0) + d;
+#pragma unroll
+      for (int w = 0; w < (USEP ? 2 : 1); ++w)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(stage + w * CH * D + e))),
+                     "l"((w == 0 ? usrc : g.out.khat) + src), "r"(ok ? 16 : 0)
+                     : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  if (t_begin < t_end) fetch(t_begin);
+  double a[RP][CP];
+  {
+    const double* A0 = sc.ainv + (std::size_t(bh) * NS + seg) * D * D;
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr)
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) a[rr][cc] = A0[(r0 + rr) * D + c0 + cc];
+  }
+  const double floor = g.delta_floor;
+#pragma unroll 1
+  for (int t0 = t_begin; t0 < t_end; t0 += CH) {
+    const int len = min(CH, t_end - t0);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();  // the chunk's floats landed for all; the last chunk's readers of Us, Ks and Ws are done
+    for (int e = tid; e < CH * D; e += NTS) {
+      Us[e] = stage[e];
+      if constexpr (USEP) Ks[e] = stage[CH * D + e];
+    }
+    __syncthreads();  // Us, Ks complete; the stage is free
+    if (t0 + CH < t_end) fetch(t0 + CH);
+#pragma unroll 1
+    for (int s = 0; s < len; ++s) {
+      const double* us = Us + s * D + c0;
+      const double* ks = Ks + s * D + c0;
+      double y[RP], x[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) y[rr] = x[rr] = 0.0;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const double uj = us[cc];
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) y[rr] = core::vfma(a[rr][cc], uj, y[rr]);
+        if constexpr (USEP) {
+          const double kj = ks[cc];
+#pragma unroll
+          for (int rr = 0; rr < RP; ++rr) x[rr] = core::vfma(a[rr][cc], kj, x[rr]);
+        }
+      }
+#pragma unroll
+      for (int m = CG / 2; m >= 1; m /= 2)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) {
+          y[rr] += __shfl_xor_sync(0xffffffffu, y[rr], m);
+          if constexpr (USEP) x[rr] += __shfl_xor_sync(0xffffffffu, x[rr], m);
+        }
+      double* zs = Zs + (s & 1) * D;
+      if (cg == 0)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) zs[r0 + rr] = y[rr];
+      __syncthreads();  // z complete (the other parity's readers finished before the last step's barrier)
+      double uz = 0.0, kz = 0.0;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const double zj = zs[c0 + cc];
+        uz = core::vfma(us[cc], zj, uz);
+        if constexpr (USEP) kz = core::vfma(ks[cc], zj, kz);
+      }
+#pragma unroll
+      for (int m = CG / 2; m >= 1; m /= 2) {
+        uz += __shfl_xor_sync(0xffffffffu, uz, m);
+        if constexpr (USEP) kz += __shfl_xor_sync(0xffffffffu, kz, m);
+      }
+      if constexpr (!USEP) kz = uz;
+      const double rd = pivot_recip(core::sm_delta(uz, floor));
+      double gr[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) gr[rr] = y[rr] * rd;
+      if (cg == 0)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) Ws[s * LDW + r0 + rr] = core::sm_gate_entry(USEP ? x[rr] : y[rr], gr[rr], kz);
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const double zj = zs[c0 + cc];
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], gr[rr], zj);
+      }
+    }
+    __syncthreads();  // the chunk's w complete
+    {
+      // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
+      const int t = tid / TPS, sl = tid % TPS;
+      double w[PER];
+#pragma unroll
+      for (int m = 0; m < PER; ++m) w[m] = t < len ? Ws[t * LDW + sl + TPS * m] : 0.0;
+      const double nw = g.normalize_gate ? col_norm<TPS>(w) : 1.0;
+      if (t < len) {
+        float* out = g.out.gate + row_of(t0 + t);
+#pragma unroll
+        for (int m = 0; m < PER; ++m) out[sl + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
+      }
+    }
+  }
 }
 
 template <class Prec, int D, int C>
@@ -738,9 +930,29 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     k<<<grid, NT, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
-  if (g.kernels & 4u) {
-    if (g.u || g.u_unit_scaled) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
-    else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
+  const bool usep = g.u || g.u_unit_scaled;
+  if (g.form == ref::ScanGateForm::woodbury) {
+    if (g.kernels & 4u) {
+      if (usep) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
+      else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
+    }
+  } else {
+    // Per step (8.16): A at every segment's start, then the segments' steps.
+    if (g.kernels & 32u) {
+      const auto inv = seg_inverse_kernel<D>;
+      VLA_CUDA_CHECK(cudaFuncSetAttribute(inv, cudaFuncAttributeMaxDynamicSharedMemorySize, inverse_bytes<D>()));
+      inv<<<grid, NT, inverse_bytes<D>(), s>>>(g);
+      VLA_CUDA_CHECK(cudaGetLastError());
+    }
+    if (g.kernels & 4u) {
+      auto steps = [&](auto k, int threads, int bytes) {
+        VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        k<<<grid, threads, bytes, s>>>(g);
+        VLA_CUDA_CHECK(cudaGetLastError());
+      };
+      if (usep) steps(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
+      else steps(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
+    }
   }
   if (den) {
     den_kernel<Prec, D, C><<<dim3(n_chunks(g.T, g.C), BH), NT, 0, s2>>>(g);
@@ -748,8 +960,8 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   }
   if (final_a) {
     const auto fa = final_a_kernel<D>;
-    VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, final_a_bytes<D>()));
-    fa<<<BH, NT, final_a_bytes<D>(), s2>>>(g);
+    VLA_CUDA_CHECK(cudaFuncSetAttribute(fa, cudaFuncAttributeMaxDynamicSharedMemorySize, inverse_bytes<D>()));
+    fa<<<BH, NT, inverse_bytes<D>(), s2>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
   if (fork) {

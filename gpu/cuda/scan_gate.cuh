@@ -40,6 +40,7 @@
 
 #include "scan_stages.cuh"
 #include "vla/core/spec.hpp"
+#include "vla/reference/scan_gate_form.hpp"
 #include "vla/gpu/fused.hpp"
 
 namespace vla::gpu::scan {
@@ -67,8 +68,11 @@ struct GateParams {
   // the solves, at the later ones the product with A_c; 2 G, 3 L D L^T of I + G,
   // 4 Z, 5 Y, 6 W, 7 the gates, i.e. all but the carry of A). With either set the
   // outputs are incomplete.
-  unsigned kernels = 0x1fu;
-  int stop_after = 0;
+  unsigned kernels = 0x3fu;  // bit 5: scan_seg_inverse (the per-step form's A at each segment's start)
+  int stop_after = 0;        // the Woodbury kernel's phases only
+  // The gate stage's form (8.16): the kernels' is per step; the Woodbury chunks
+  // (scan_gate, 8.10-8.14) stay for the benchmark's comparison.
+  ref::ScanGateForm form = ref::kKernelScanGateForm;
 };
 
 // The gate's scratch: the M buffer (B H (NS + 1) D (D + 1) / 2 doubles, NS segments), the

@@ -71,7 +71,8 @@ std::vector<Case> scan_cases() {
   return c;
 }
 
-// Every case at every chunk size in `sizes`, gate stage in GateScalar, under both
+// Every case at every chunk size in `sizes`, gate stage in GateScalar in both of
+// its forms (Woodbury chunks; per-step steps, the kernels' since 8.16), under both
 // state policies (the chunk's state products summed in GateScalar, as the kernels'
 // v6 pass; the per-step fmas, as v4); returns the fewest agreeing bits over cases,
 // sizes, policies and outputs.
@@ -79,6 +80,7 @@ std::vector<Case> scan_cases() {
 template <class GateScalar>
 double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer_list<int> sizes,
                              std::initializer_list<int> segments = {1}) {
+  using vla::ref::ScanGateForm;
   using vla::ref::ScanStatePolicy;
   double fewest = kBits;
   for (const auto& cs : scan_cases()) {
@@ -86,11 +88,13 @@ double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer
     const auto rec = vla::ref::run_recurrent<mp>(s, cs.opt);
     for (int C : sizes)
       for (int L : segments)
-        for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step})
-          fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L, st), rec,
-                                                          cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
-                                                              (st == ScanStatePolicy::per_step ? " per-step" : "") +
-                                                              (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
+        for (ScanGateForm gf : {ScanGateForm::woodbury, ScanGateForm::per_step})
+          for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step})
+            fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L, st, gf), rec,
+                                                            cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
+                                                                (st == ScanStatePolicy::per_step ? " per-step state" : "") +
+                                                                (gf == ScanGateForm::per_step ? " per-step gates" : "") +
+                                                                (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
   }
   return fewest;
 }

@@ -351,8 +351,9 @@ TEST(ChunkedTwin, ScanStatePolicyFollowsTheKernelsPass) {
     const Outputs twin = gpu::run_scan_twin(s, opt, C, false);
     const auto policy = D >= 32 ? ref::ScanStatePolicy::chunk_products : ref::ScanStatePolicy::per_step;
     const auto other = D >= 32 ? ref::ScanStatePolicy::per_step : ref::ScanStatePolicy::chunk_products;
-    const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), policy), false);
-    const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), other), false);
+    const auto form = ref::kKernelScanGateForm;
+    const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), policy, form), false);
+    const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), other, form), false);
     ASSERT_EQ(twin.S.size(), same.S.size());
     EXPECT_EQ(twin.S, same.S) << "D=" << D;
     EXPECT_EQ(twin.o, same.o) << "D=" << D;

@@ -36,6 +36,20 @@ VLA_HD T sm_entry(const T& a_ij, const T& z_i, const T& g_j) {
   return vfma(T(-z_i), g_j, a_ij);
 }
 
+// The scan form's per-step gate in double (docs/CHUNKED.md 8.16): the same
+// Sherman-Morrison step with the factor on the row side, A_ij - g_i z_j with
+// g_i = z_i / delta formed once per row (the row's owner holds it; z_j comes
+// from the exchange), and the gate w_i = (A_t k^)_i = x_i - g_i (z . k^) with
+// x = A_{t-1} k^ (= z where u = k^), without a second product with A_t.
+template <class T>
+VLA_HD T sm_row_entry(const T& a_ij, const T& g_i, const T& z_j) {
+  return vfma(T(-g_i), z_j, a_ij);
+}
+template <class T>
+VLA_HD T sm_gate_entry(const T& x_i, const T& g_i, const T& z_dot_k) {
+  return vfma(T(-g_i), z_dot_k, x_i);
+}
+
 // Does the vla-v3 ridge A += ridge I apply after the update of step t (1-based)?
 VLA_HD bool ridge_due(long t, int every) { return every > 0 && t % every == 0; }
 

@@ -69,11 +69,13 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 // The state's chunk products as the kernels' pass forms them (8.13,
 // ref::scan_state_policy, the launcher's choice too): summed in double and rounded
 // once at D >= 32 (the v6 pass on FP64 tensor cores), per-step float fmas at D = 16 (v4).
+// The gates as the kernels' gate stage forms them (ref::kKernelScanGateForm, 8.16: the
+// per-step Sherman-Morrison step in double from each segment's M_c^{-1}).
 template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
-  return twin_outputs(
-      ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C), ref::scan_state_policy(rounded.dims.Dk)),
-      bf16_out);
+  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C),
+                                                                      ref::scan_state_policy(rounded.dims.Dk), ref::kKernelScanGateForm),
+                      bf16_out);
 }
 
 }  // namespace vla::gpu

@@ -35,6 +35,11 @@
 // segment = 1 is the form without carrying. The kernels use
 // scan_segment_chunks(C) chunks, a constant of the form (not of the GPU).
 //
+// ScanGateForm::per_step (docs/CHUNKED.md 8.16, the kernels' gate stage): a
+// segment's first chunk takes A_c = M_c^{-1} from the factor, and every step of
+// the segment the recurrence's own Sherman-Morrison step in GateScalar
+// (scan_step_gates): the same A_t, hence the same gates, in exact arithmetic.
+//
 // Not supported: ridge steps (--ridge-every) and a pivot floor above 1, which
 // can act in exact arithmetic; both make A_t differ from the inverse of the
 // prefix sum, which this form cannot carry across chunks (scan_unsupported).
@@ -45,6 +50,7 @@
 #include <string>
 
 #include "vla/reference/chunked.hpp"
+#include "vla/reference/scan_gate_form.hpp"         // ScanGateForm: Woodbury chunks or per-step steps inside a segment
 #include "vla/reference/scan_segment.hpp"       // scan_segment_chunks: the kernels' segment
 #include "vla/reference/scan_state_policy.hpp"  // ScanStatePolicy: how the state's chunk products are summed
 
@@ -113,9 +119,36 @@ Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, 
   return normalised_gates(scan_woodbury<GateScalar, Structure>(scan_factor(Mc), U, K, opt).W, opt);
 }
 
+// The gates w_t = A_t k^_t (columns) of a chunk's steps by the per-step
+// Sherman-Morrison step from the A entering the chunk, which leaves as the A after
+// the chunk's last step: z = A u, delta = sm_delta(u . z), g = z (1 / delta),
+// w = A k^ - g (z . k^) (core::sm_gate_entry), A_ij -= g_i z_j (core::sm_row_entry).
+template <class GateScalar>
+Mat<GateScalar> scan_step_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, const Mat<GateScalar>& K, double floor) {
+  using MG = Mat<GateScalar>;
+  const int D = int(A.rows()), len = int(K.cols());
+  MG W(D, len);
+  for (int t = 0; t < len; ++t) {
+    const MG z = A * U.col(t), x = A * K.col(t);
+    GateScalar uz = GateScalar(0), kz = GateScalar(0);
+    for (int i = 0; i < D; ++i) {
+      uz = core::vfma(U(i, t), z(i, 0), uz);
+      kz = core::vfma(K(i, t), z(i, 0), kz);
+    }
+    const GateScalar rd = GateScalar(GateScalar(1) / core::sm_delta(uz, floor));
+    for (int i = 0; i < D; ++i) {
+      const GateScalar g = GateScalar(z(i, 0) * rd);
+      W(i, t) = core::sm_gate_entry(x(i, 0), g, kz);
+      for (int j = 0; j < D; ++j) A(i, j) = core::sm_row_entry(A(i, j), g, z(j, 0));
+    }
+  }
+  return W;
+}
+
 template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
 Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1,
-                                ScanStatePolicy state_policy = ScanStatePolicy::chunk_products) {
+                                ScanStatePolicy state_policy = ScanStatePolicy::chunk_products,
+                                ScanGateForm gate_form = ScanGateForm::woodbury) {
   using M = Mat<Scalar>;
   using MG = Mat<GateScalar>;
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
@@ -139,7 +172,15 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         const MG U = in.U.template cast<GateScalar>(), K = in.K.template cast<GateScalar>();
         const bool carry = segment > 1 && (c + 1) % segment != 0 && t0 + len < d.T;  // a later chunk of this segment follows
         WoodburyGate<GateScalar> g;
-        if (c % segment == 0) {
+        if (gate_form == ScanGateForm::per_step) {
+          // A entering the chunk: from the factor at a segment's first chunk, else the A the last
+          // chunk's steps left (a mutant's hook may hand back the one that entered it instead).
+          MG A_in = c % segment == 0 ? MG(scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev)).solve(MG::Identity(d.Dk, d.Dk)))
+                                     : MG(Structure::gate_prefix(Ac, A_prev));
+          A_prev = A_in;
+          g.W = scan_step_gates<GateScalar>(A_in, U, K, opt.delta_floor);
+          Ac = std::move(A_in);
+        } else if (c % segment == 0) {
           const Eigen::LLT<MG> chol = scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev));
           g = scan_woodbury<GateScalar, Structure>(chol, U, K, opt);
           if (carry) Ac = chol.solve(MG::Identity(d.Dk, d.Dk));  // A_c = M_c^{-1}, from the same factor
@@ -147,7 +188,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
           const MG& Ag = Structure::gate_prefix(Ac, A_prev);
           g = woodbury_gate<GateScalar, ExactOperands, Structure>(MG(Ag * U), MG(Ag * K), U, K, opt.delta_floor);
         }
-        if (carry) {
+        if (carry && gate_form == ScanGateForm::woodbury) {
           A_prev = Ac;
           Ac -= woodbury_downdate<GateScalar, ExactOperands>(g);  // A_{c+1}
         }

@@ -1,0 +1,223 @@
+// Timing probe (issue 8): the scan form's gate stage as the per-step
+// Sherman-Morrison recurrence in double, restarted at every segment, segments in
+// parallel, A held in registers, against scan_gate's in-chunk Woodbury chain.
+// Prototype: A_c0 = I / lambda0 at every segment (the timing does not depend on
+// it; the check restarts the CPU recurrence the same way). u = k^, no floor.
+//   nvcc -O3 -arch=sm_90 -std=c++20 bench/gpu/gate_steps_proto.cu -o gate_steps_proto && ./gate_steps_proto
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+__device__ __forceinline__ double recip(double p) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
+  double e = fma(-p, y, 1.0);
+  y = fma(y, e, y);
+  e = fma(-p, y, 1.0);
+  return fma(y, e, y);
+}
+
+// RP rows x CP columns of A per thread; CG = D / CP lanes share a row group.
+template <int D, int RP, int CP, int MINB>
+__global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
+    gate_steps(const float* __restrict__ khat, float* __restrict__ gate, int T, int H, int seg_steps, double lambda0) {
+  constexpr int CG = D / CP, NT = (D / RP) * CG, CH = 32, TPS = NT / CH, PER = D / TPS;
+  static_assert(32 % CG == 0 && NT % CH == 0 && D % TPS == 0, "shape");
+  __shared__ __align__(16) double ud[CH][D];
+  __shared__ __align__(16) double zb[2][D];
+  __shared__ double wb[CH][D + 1];
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / H, h = bh % H;
+  const int tid = threadIdx.x, rg = tid / CG, cg = tid % CG, r0 = rg * RP, c0 = cg * CP;
+  const int t_begin = seg * seg_steps, t_end = min(T, t_begin + seg_steps);
+  double a[RP][CP];
+#pragma unroll
+  for (int rr = 0; rr < RP; ++rr)
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc) a[rr][cc] = r0 + rr == c0 + cc ? 1.0 / lambda0 : 0.0;
+  for (int tc = t_begin; tc < t_end; tc += CH) {
+    const int len = min(CH, t_end - tc);
+    __syncthreads();
+    for (int e = tid; e < CH * D; e += NT) {
+      const int t = e / D, d = e % D;
+      ud[t][d] = t < len ? double(khat[((std::size_t(b) * T + tc + t) * H + h) * D + d]) : 0.0;
+    }
+    __syncthreads();
+#pragma unroll 1
+    for (int s = 0; s < len; ++s) {
+      double y[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) y[rr] = 0.0;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const double uj = ud[s][c0 + cc];
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) y[rr] = fma(a[rr][cc], uj, y[rr]);
+      }
+#pragma unroll
+      for (int m = CG / 2; m >= 1; m /= 2)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) y[rr] += __shfl_xor_sync(0xffffffffu, y[rr], m);
+      if (cg == 0)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) zb[s & 1][r0 + rr] = y[rr];
+      __syncthreads();
+      double d1 = 0.0;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) d1 = fma(ud[s][c0 + cc], zb[s & 1][c0 + cc], d1);
+#pragma unroll
+      for (int m = CG / 2; m >= 1; m /= 2) d1 += __shfl_xor_sync(0xffffffffu, d1, m);
+      const double rd = recip(1.0 + d1);
+      double hz[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) hz[rr] = y[rr] * rd;
+      if (cg == 0)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) wb[s][r0 + rr] = fma(-hz[rr], d1, y[rr]);
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const double zj = zb[s & 1][c0 + cc];
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) a[rr][cc] = fma(-hz[rr], zj, a[rr][cc]);
+      }
+    }
+    __syncthreads();
+    {
+      const int t = tid / TPS, sl = tid % TPS;
+      double w[PER], ss = 0.0;
+#pragma unroll
+      for (int m = 0; m < PER; ++m) {
+        w[m] = wb[t][sl + TPS * m];
+        ss = fma(w[m], w[m], ss);
+      }
+#pragma unroll
+      for (int m = TPS / 2; m >= 1; m /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, m);
+      const double nw = sqrt(ss);
+      if (t < len) {
+        float* o = gate + ((std::size_t(b) * T + tc + t) * H + h) * D;
+#pragma unroll
+        for (int m = 0; m < PER; ++m) o[sl + TPS * m] = float(w[m] / nw);
+      }
+    }
+  }
+}
+
+__global__ void fill_keys(float* k, std::size_t rows, int D, std::uint32_t salt) {
+  for (std::size_t r = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; r < rows; r += std::size_t(gridDim.x) * blockDim.x) {
+    float s = 0.0f;
+    for (int d = 0; d < D; ++d) {
+      std::uint64_t x = (r * D + d) * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
+      x ^= x >> 31;
+      x *= 0x94D049BB133111EBull;
+      x ^= x >> 29;
+      const float v = static_cast<float>((x >> 40) & 0xffffff) * (1.0f / 16777216.0f) + 0.05f;  // phi-like: positive
+      k[r * D + d] = v;
+      s += v * v;
+    }
+    const float n = std::sqrt(s);
+    for (int d = 0; d < D; ++d) k[r * D + d] /= n;
+  }
+}
+
+template <int D, int RP, int CP, int MINB>
+void run(const char* name, int B, int H, int T, int seg, bool check) {
+  const std::size_t n = std::size_t(B) * T * H * D;
+  float *k, *g;
+  CK(cudaMalloc(&k, n * 4));
+  CK(cudaMalloc(&g, n * 4));
+  fill_keys<<<1024, 256>>>(k, n / D, D, 7);
+  CK(cudaGetLastError());
+  const dim3 grid((T + seg - 1) / seg, B * H);
+  constexpr int NT = (D / RP) * (D / CP);
+  auto launch = [&] {
+    gate_steps<D, RP, CP, MINB><<<grid, NT>>>(k, g, T, H, seg, 1.0);
+    CK(cudaGetLastError());
+  };
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  launch();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> ms;
+  for (int r = 0; r < 7; ++r) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float x;
+    CK(cudaEventElapsedTime(&x, e0, e1));
+    ms.push_back(x);
+  }
+  std::sort(ms.begin(), ms.end());
+  int blocks = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB>, NT, 0));
+  cudaFuncAttributes at;
+  CK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB>));
+  double err = -1;
+  if (check) {  // head (0, 0), every segment restarted from I / lambda0, double on the host
+    std::vector<float> hk(n), hg(n);
+    CK(cudaMemcpy(hk.data(), k, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hg.data(), g, n * 4, cudaMemcpyDeviceToHost));
+    err = 0;
+    std::vector<double> A(D * D), z(D), w(D);
+    for (int t = 0; t < T; ++t) {
+      if (t % seg == 0)
+        for (int i = 0; i < D * D; ++i) A[i] = i / D == i % D ? 1.0 : 0.0;
+      const float* u = &hk[(std::size_t(t) * H) * D];
+      double d1 = 0;
+      for (int i = 0; i < D; ++i) {
+        z[i] = 0;
+        for (int j = 0; j < D; ++j) z[i] += A[i * D + j] * u[j];
+      }
+      for (int i = 0; i < D; ++i) d1 += u[i] * z[i];
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < D; ++j) A[i * D + j] -= z[i] * z[j] / (1 + d1);
+      double nw = 0;
+      for (int i = 0; i < D; ++i) {
+        w[i] = z[i] / (1 + d1);
+        nw += w[i] * w[i];
+      }
+      nw = std::sqrt(nw);
+      for (int i = 0; i < D; ++i) err = std::max(err, std::fabs(w[i] / nw - hg[(std::size_t(t) * H) * D + i]));
+    }
+  }
+  std::printf("%-10s D=%d B=%d H=%d T=%d seg=%d: %.4f ms (min %.4f), %d blocks/SM, %d regs, %zu B local; max err %.3g\n", name, D, B,
+              H, T, seg, ms[3], ms[0], blocks, at.numRegs, static_cast<std::size_t>(at.localSizeBytes), err);
+  CK(cudaFree(k));
+  CK(cudaFree(g));
+}
+
+int main() {
+  cudaDeviceProp p;
+  CK(cudaGetDeviceProperties(&p, 0));
+  std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
+  for (int seg : {512, 256}) {
+    run<64, 2, 16, 4>("rp2cp16", 1, 16, 16384, seg, seg == 512);
+    run<64, 1, 16, 2>("rp1cp16", 1, 16, 16384, seg, false);
+    run<64, 2, 16, 3>("rp2cp16m3", 1, 16, 16384, seg, false);
+    run<64, 4, 16, 6>("rp4cp16", 1, 16, 16384, seg, false);
+    run<64, 2, 32, 6>("rp2cp32", 1, 16, 16384, seg, false);
+    run<64, 4, 8, 4>("rp4cp8", 1, 16, 16384, seg, false);
+  }
+  for (int seg : {512, 256}) {
+    run<64, 2, 16, 4>("rp2cp16", 1, 16, 65536, seg, false);
+    run<64, 4, 16, 6>("rp4cp16", 1, 16, 65536, seg, false);
+    run<64, 2, 32, 6>("rp2cp32", 1, 16, 65536, seg, false);
+    run<64, 2, 16, 4>("rp2cp16", 8, 128, 4096, seg, false);
+    run<64, 4, 16, 6>("rp4cp16", 8, 128, 4096, seg, false);
+  }
+  run<32, 2, 8, 8>("d32", 1, 16, 16384, 512, true);
+  return 0;
+}
