@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The scan form's per-step gate stage (docs/CHUNKED.md 8.16) on the GPU, in one
-# call: build (gpu/standalone), the scan kinds' CUDA tests (full, then --quick
+# call: build (gpu/standalone with -DVLA_SCAN_GATE_FORM=per_step: the launchers
+# and the twin take the per-step form), the scan kinds' CUDA tests (full, then --quick
 # under memcheck and racecheck), the layout probe bench/gpu/gate_steps_proto.cu,
 # and bench_chunked --scan-only --breakdown (the per-step gate stage beside the
 # Woodbury one it replaced, in one process).
 #   OUT=<dir> bench/gpu/run_gate_steps.sh
 # Environment: STAGES (default "build tests sanitizers proto bench"), PREBUILT (a
-# folder with bench_chunked and test_gpu_chunked_cuda).
+# folder with bench_chunked, test_gpu_chunked_cuda and gate_steps_proto, built
+# elsewhere for sm_90: then leave "build" out of STAGES).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 logs=${OUT:-gate-steps-logs}
@@ -20,7 +22,7 @@ cat "$logs/env.txt"
 bin=${PREBUILT:-build-gpu/bin}
 if has build; then
   stamp "build"
-  if ! { cmake -S gpu/standalone -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  if ! { cmake -S gpu/standalone -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DVLA_SCAN_GATE_FORM=per_step \
            -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" && cmake --build build-gpu -j "$(nproc)" --target bench_chunked test_gpu_chunked_cuda; } > "$logs/build.log" 2>&1; then
     tail -30 "$logs/build.log"; echo "build failed"; exit 1
   fi
@@ -40,7 +42,9 @@ if has sanitizers; then
 fi
 if has proto; then
   stamp "gate_steps_proto"
-  nvcc -O3 -arch=sm_90 -std=c++20 bench/gpu/gate_steps_proto.cu -o build-gpu/gate_steps_proto && timeout 120 build-gpu/gate_steps_proto | tee "$logs/proto.log"
+  proto="$bin/gate_steps_proto"
+  [ -x "$proto" ] || { mkdir -p build-gpu && nvcc -O3 -arch=sm_90 -std=c++20 bench/gpu/gate_steps_proto.cu -o build-gpu/gate_steps_proto && proto=build-gpu/gate_steps_proto; }
+  timeout 120 "$proto" | tee "$logs/proto.log"
 fi
 if has bench; then
   stamp "bench_chunked --scan-only --breakdown"

@@ -70,8 +70,9 @@ struct GateParams {
   // outputs are incomplete.
   unsigned kernels = 0x3fu;  // bit 5: scan_seg_inverse (the per-step form's A at each segment's start)
   int stop_after = 0;        // the Woodbury kernel's phases only
-  // The gate stage's form (8.16): the kernels' is per step; the Woodbury chunks
-  // (scan_gate, 8.10-8.14) stay for the benchmark's comparison.
+  // The gate stage's form: the Woodbury chunks (scan_gate, 8.10-8.15) or per step
+  // (scan_seg_inverse + scan_steps, 8.16); the launchers take the build's
+  // ref::kKernelScanGateForm, the benchmark times both.
   ref::ScanGateForm form = ref::kKernelScanGateForm;
 };
 

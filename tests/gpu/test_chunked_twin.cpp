@@ -283,6 +283,52 @@ TEST(ChunkedTwin, IllConditionedPrefixScanPassesCarriedFp32Finding) {
   }
 }
 
+// The scan form's two gate forms (docs/CHUNKED.md 8.16) as the twin runs them,
+// whatever form this build's kernels take: the per-step Sherman-Morrison gate in
+// double (A carried through up to 512 steps per segment) inside the error model
+// wherever the Woodbury chunks are, on streams that cross segments (T = 1,100)
+// and on ill-conditioned prefixes (lambda0 = 1e-6, near-collinear keys), fp32
+// and bf16 state, u = k^ and a given u (vla-v3's unit-scaled u, a second product).
+TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
+  struct Case {
+    std::string name;
+    Stream s;
+    Options opt;
+  };
+  Options ill = preset_options(Preset::paper), v3 = preset_options(Preset::vla_v3);
+  ill.lambda0 = 1e-6;
+  v3.ridge_every = 0;  // the scan form runs vla-v3 without its ridge (ref::scan_unsupported)
+  std::vector<Case> cases = {{"paper gaussian", ts::make_stream(1, 1100, 2, 32, 501), preset_options(Preset::paper)},
+                             {"vla-v3 (no ridge) gaussian", ts::make_stream(1, 1100, 2, 32, 502), v3},
+                             {"paper given u", ts::make_stream(1, 1100, 1, 16, 503, ts::Family::gaussian, true), preset_options(Preset::paper)},
+                             {"lambda0=1e-6 collinear 1e-2", ts::make_collinear(1, 1100, 1, 32, 1e-2, false, 504), ill},
+                             {"lambda0=1e-6 collinear 1e-3", ts::make_collinear(1, 1100, 1, 32, 1e-3, false, 505), ill}};
+  int differing = 0;  // cases whose two forms differ in some output bit: the form argument acts
+  for (const Case& c : cases)
+    for (ChunkedKind kind : {ChunkedKind::scan_fp32, ChunkedKind::scan_bf16}) {
+      const Stream s = ts::rounded_for(c.s, impl::input_kind(kind));
+      const Outputs ref = ts::reference_double(s, c.opt);
+      const ts::Baselines base{accuracy::baselines(s, c.opt, kind)};
+      const bool bf16 = kind == ChunkedKind::scan_bf16;
+      double ratio[2] = {};
+      std::vector<double> o_woodbury;
+      for (auto form : {ref::ScanGateForm::woodbury, ref::ScanGateForm::per_step}) {
+        const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, c.opt, 32, ref::scan_segment_chunks(32),
+                                                                                   ref::scan_state_policy(s.dims.Dk), form),
+                                             bf16);
+        const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
+        ratio[form == ref::ScanGateForm::per_step] = v.max_group_ratio;
+        if (form == ref::ScanGateForm::woodbury) o_woodbury = tw.o;
+        else differing += tw.o != o_woodbury;
+        EXPECT_TRUE(v.pass) << c.name << " " << impl::to_string(kind) << (form == ref::ScanGateForm::per_step ? " per-step" : " Woodbury")
+                            << ": " << v.summary();
+      }
+      std::printf("%-28s %s: max group ratio Woodbury %.3g, per step %.3g (model allows 16)\n", c.name.c_str(), impl::to_string(kind).c_str(),
+                  ratio[0], ratio[1]);
+    }
+  EXPECT_GT(differing, 0) << "the two gate forms gave the same bits on every case";
+}
+
 // The finding behind chunked-bf16's rejection of unnormalised keys: on the same
 // streams the fused bf16 twin (recurrent) is inside the model, while the chunked
 // form with bf16 operands is far outside it (the triangular solve amplifies the

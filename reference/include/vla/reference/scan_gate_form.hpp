@@ -18,7 +18,13 @@ enum class ScanGateForm {
   per_step,
 };
 
-// The kernels' gate stage since 2026-12-05 (8.16): per step, segments in parallel.
+// The kernels' gate stage. Shipped: the Woodbury chunks, the form measured on the
+// GPU (8.10-8.15). An experiment's build (gpu/standalone: -DVLA_SCAN_GATE_FORM=per_step)
+// runs the per-step kernels (8.16) and its twin follows, as the segment length does.
+#if defined(VLA_SCAN_GATE_PER_STEP)
 constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::per_step;
+#else
+constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::woodbury;
+#endif
 
 }  // namespace vla::ref
