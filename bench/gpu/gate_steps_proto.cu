@@ -3,7 +3,7 @@
 // parallel, A held in registers, against scan_gate's in-chunk Woodbury chain.
 // Prototype: A_c0 = I / lambda0 at every segment (the timing does not depend on
 // it; the check restarts the CPU recurrence the same way). u = k^, no floor.
-//   nvcc -O3 -arch=sm_90 -std=c++20 bench/gpu/gate_steps_proto.cu -o gate_steps_proto && ./gate_steps_proto
+//   nvcc -O3 -arch=sm_90 -std=c++20 -Icore/include bench/gpu/gate_steps_proto.cu -o gate_steps_proto && ./gate_steps_proto
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -12,14 +12,10 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+#include "bench_util.cuh"
+
+using vla::bench::hash_uniform;
+using vla::bench::median_launch_ms;
 
 __device__ __forceinline__ double recip(double p) {
   double y;
@@ -114,15 +110,12 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
   }
 }
 
+// Positive (phi-like) unit keys from the benchmarks' hash inputs.
 __global__ void fill_keys(float* k, std::size_t rows, int D, std::uint32_t salt) {
   for (std::size_t r = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; r < rows; r += std::size_t(gridDim.x) * blockDim.x) {
     float s = 0.0f;
     for (int d = 0; d < D; ++d) {
-      std::uint64_t x = (r * D + d) * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull;
-      x ^= x >> 31;
-      x *= 0x94D049BB133111EBull;
-      x ^= x >> 29;
-      const float v = static_cast<float>((x >> 40) & 0xffffff) * (1.0f / 16777216.0f) + 0.05f;  // phi-like: positive
+      const float v = 0.5f * hash_uniform(r * D + d, salt) + 0.55f;
       k[r * D + d] = v;
       s += v * v;
     }
@@ -135,41 +128,26 @@ template <int D, int RP, int CP, int MINB>
 void run(const char* name, int B, int H, int T, int seg, bool check) {
   const std::size_t n = std::size_t(B) * T * H * D;
   float *k, *g;
-  CK(cudaMalloc(&k, n * 4));
-  CK(cudaMalloc(&g, n * 4));
+  VLA_CUDA_CHECK(cudaMalloc(&k, n * 4));
+  VLA_CUDA_CHECK(cudaMalloc(&g, n * 4));
   fill_keys<<<1024, 256>>>(k, n / D, D, 7);
-  CK(cudaGetLastError());
+  VLA_CUDA_CHECK(cudaGetLastError());
   const dim3 grid((T + seg - 1) / seg, B * H);
   constexpr int NT = (D / RP) * (D / CP);
   auto launch = [&] {
     gate_steps<D, RP, CP, MINB><<<grid, NT>>>(k, g, T, H, seg, 1.0);
-    CK(cudaGetLastError());
+    VLA_CUDA_CHECK(cudaGetLastError());
   };
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  launch();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float x;
-    CK(cudaEventElapsedTime(&x, e0, e1));
-    ms.push_back(x);
-  }
-  std::sort(ms.begin(), ms.end());
+  const double ms = median_launch_ms(launch);  // after a warm-up launch
   int blocks = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB>, NT, 0));
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB>, NT, 0));
   cudaFuncAttributes at;
-  CK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB>));
+  VLA_CUDA_CHECK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB>));
   double err = -1;
   if (check) {  // head (0, 0), every segment restarted from I / lambda0, double on the host
     std::vector<float> hk(n), hg(n);
-    CK(cudaMemcpy(hk.data(), k, n * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hg.data(), g, n * 4, cudaMemcpyDeviceToHost));
+    VLA_CUDA_CHECK(cudaMemcpy(hk.data(), k, n * 4, cudaMemcpyDeviceToHost));
+    VLA_CUDA_CHECK(cudaMemcpy(hg.data(), g, n * 4, cudaMemcpyDeviceToHost));
     err = 0;
     std::vector<double> A(D * D), z(D), w(D);
     for (int t = 0; t < T; ++t) {
@@ -193,15 +171,15 @@ void run(const char* name, int B, int H, int T, int seg, bool check) {
       for (int i = 0; i < D; ++i) err = std::max(err, std::fabs(w[i] / nw - hg[(std::size_t(t) * H) * D + i]));
     }
   }
-  std::printf("%-10s D=%d B=%d H=%d T=%d seg=%d: %.4f ms (min %.4f), %d blocks/SM, %d regs, %zu B local; max err %.3g\n", name, D, B,
-              H, T, seg, ms[3], ms[0], blocks, at.numRegs, static_cast<std::size_t>(at.localSizeBytes), err);
-  CK(cudaFree(k));
-  CK(cudaFree(g));
+  std::printf("%-10s D=%d B=%d H=%d T=%d seg=%d: %.4f ms, %d blocks/SM, %d regs, %zu B local; max err %.3g\n", name, D, B, H, T, seg,
+              ms, blocks, at.numRegs, static_cast<std::size_t>(at.localSizeBytes), err);
+  VLA_CUDA_CHECK(cudaFree(k));
+  VLA_CUDA_CHECK(cudaFree(g));
 }
 
 int main() {
   cudaDeviceProp p;
-  CK(cudaGetDeviceProperties(&p, 0));
+  VLA_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
   for (int seg : {512, 256}) {
     run<64, 2, 16, 4>("rp2cp16", 1, 16, 16384, seg, seg == 512);

@@ -43,7 +43,7 @@ fi
 if has proto; then
   stamp "gate_steps_proto"
   proto="$bin/gate_steps_proto"
-  [ -x "$proto" ] || { mkdir -p build-gpu && nvcc -O3 -arch=sm_90 -std=c++20 bench/gpu/gate_steps_proto.cu -o build-gpu/gate_steps_proto && proto=build-gpu/gate_steps_proto; }
+  [ -x "$proto" ] || { mkdir -p build-gpu && nvcc -O3 -arch=sm_90 -std=c++20 -Icore/include bench/gpu/gate_steps_proto.cu -o build-gpu/gate_steps_proto && proto=build-gpu/gate_steps_proto; }
   timeout 120 "$proto" | tee "$logs/proto.log"
 fi
 if has bench; then

@@ -925,33 +925,24 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     VLA_CUDA_CHECK(cudaEventRecord(g.fork, s));
     VLA_CUDA_CHECK(cudaStreamWaitEvent(g.side, g.fork, 0));
   }
-  auto gate = [&](auto k, int bytes) {
+  // A kernel of the gate's grid (a block per (segment, head)) on s.
+  auto on_grid = [&](auto k, int threads, int bytes) {
     VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    k<<<grid, NT, bytes, s>>>(g);
+    k<<<grid, threads, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   const bool usep = g.u || g.u_unit_scaled;
   if (g.form == ref::ScanGateForm::woodbury) {
     if (g.kernels & 4u) {
-      if (usep) gate(gate_kernel<D, C, true>, GatePlan<D, C, true>::bytes);
-      else gate(gate_kernel<D, C, false>, GatePlan<D, C, false>::bytes);
+      if (usep) on_grid(gate_kernel<D, C, true>, NT, GatePlan<D, C, true>::bytes);
+      else on_grid(gate_kernel<D, C, false>, NT, GatePlan<D, C, false>::bytes);
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) {
-      const auto inv = seg_inverse_kernel<D>;
-      VLA_CUDA_CHECK(cudaFuncSetAttribute(inv, cudaFuncAttributeMaxDynamicSharedMemorySize, inverse_bytes<D>()));
-      inv<<<grid, NT, inverse_bytes<D>(), s>>>(g);
-      VLA_CUDA_CHECK(cudaGetLastError());
-    }
+    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NT, inverse_bytes<D>());
     if (g.kernels & 4u) {
-      auto steps = [&](auto k, int threads, int bytes) {
-        VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        k<<<grid, threads, bytes, s>>>(g);
-        VLA_CUDA_CHECK(cudaGetLastError());
-      };
-      if (usep) steps(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
-      else steps(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
+      if (usep) on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
+      else on_grid(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
     }
   }
   if (den) {
