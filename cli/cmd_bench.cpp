@@ -164,9 +164,11 @@ int run(const BenchArgs& a) {
                            : impl::cuda_available() ? impl::Device::cuda
                                                     : impl::Device::cpu;
   if (dev == impl::Device::cuda && !impl::cuda_available()) throw InputError("--device cuda: no CUDA device is available in this build");
-  if (!a.json.empty()) check_output_path("--json", a.json, a.force);
-  if (!a.md.empty()) check_output_path("--md", a.md, a.force);
-  if (!a.json.empty() && a.json == a.md) throw InputError("--json and --md name the same file");
+  OutputFiles files(a.force);
+  files.input("--input", a.input);
+  files.output("--json", a.json);
+  files.output("--md", a.md);
+  files.check();
   const Options opt = gate::build_options(a.spec);
 
   Stream s;
@@ -331,16 +333,17 @@ int run(const BenchArgs& a) {
                         {"plan", {{"repetitions", plan.repetitions}, {"min_time_s", plan.min_time}}},
                         {"what_is_timed", what},
                         {"results", results}};
-    gate::write_text(a.json, j.dump(2) + "\n", a.force);
-    std::cout << "  wrote " << a.json << "\n";
+    files.set("--json", j.dump(2) + "\n");
   }
   if (!a.md.empty()) {
     const std::string md = fmt::format("# vla bench, {}\n\n{} ({}); spec: {}\n\n{}\n{}; {} repetitions of at least {} s; host: {} CPUs at {:.0f} MHz; {}.\n",
                                        date, dims, source, describe(opt), table, what, plan.repetitions, plan.min_time, host.cpus, host.mhz,
                                        io::tool_version());
-    gate::write_text(a.md, md, a.force);
-    std::cout << "  wrote " << a.md << "\n";
+    files.set("--md", md);
   }
+  files.write();
+  for (const std::string& f : {a.json, a.md})
+    if (!f.empty()) std::cout << "  wrote " << f << "\n";
   if (!all_pass) {
     std::cerr << "vla bench: an implementation failed the error model (--check): see the table\n";
     return kExitFail;
@@ -361,7 +364,7 @@ Register reg{Command{
                         ->check(CLI::IsMember({"cpu", "cuda"}));
       sub.add_option("--input", a->input, "A safetensors stream (q, k, v [B,T,H,D], optional u) instead of a generated one");
       a->o_shape = sub.add_option("--shape", a->shape, "B,T,H,D of the generated stream")->capture_default_str();
-      a->o_seed = sub.add_option("--seed", a->seed, "Seed of the generated stream")->capture_default_str();
+      a->o_seed = sub.add_option("--seed", a->seed, "Seed of the generated stream")->capture_default_str()->check(at_least(0));
       a->o_chunk = sub.add_option("--chunk", a->chunk, "Chunk size C of the chunked implementations (32 or 64)")->capture_default_str();
       a->o_bits = sub.add_option("--bits", a->bits, "Working precision of --impl reference (MPFR)")->capture_default_str();
       sub.add_option("--repetitions", a->repetitions, "Measurements per implementation")->capture_default_str();

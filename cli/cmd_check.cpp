@@ -37,7 +37,11 @@ int run(const CheckArgs& a) {
   const Options opt = gate::build_options(a.spec);
   const gate::Policy policy = gate::parse_policy(a.dtype);  // tf32: the chunked-tf32 policy (docs/CHUNKED.md section 4)
   const impl::Kind kind = policy.input();
-  if (!a.json.empty()) check_output_path("--json", a.json, a.force);
+  OutputFiles files(a.force);
+  files.input("--input", a.input);
+  files.input("--candidate", a.candidate);
+  files.output("--json", a.json);
+  files.check();
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);
   const Dims& d = in.stream.dims;
@@ -84,7 +88,8 @@ int run(const CheckArgs& a) {
                           {"worst", {{"where", where(w)}, {"candidate", w.cand}, {"reference", w.ref}, {"error", w.err},
                                      {"relative", w.rel}, {"ulps", w.ulps}, {"tolerance", w.tol},
                                      {"ratio", std::isfinite(w.ratio) ? w.ratio : 1e308}}}};
-    gate::write_text(a.json, out.dump(2) + "\n", a.force);
+    files.set("--json", out.dump(2) + "\n");
+    files.write();
   }
   return v.pass ? kExitOk : kExitFail;
 }

@@ -12,7 +12,6 @@
 #include "output_path.hpp"
 #include "registry.hpp"
 #include "vla/claims/ledger.hpp"
-#include "vla/io/atomic_file.hpp"
 
 namespace vla::cli {
 namespace {
@@ -35,11 +34,6 @@ std::vector<std::string> split_ids(const std::string& s) {
   return ids;
 }
 
-void write(const std::string& path, const std::string& text, bool force) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(text.data());
-  io::write_file_atomically(path, std::span<const std::uint8_t>(p, text.size()), force);
-}
-
 int run(const ClaimsArgs& a) {
   if (a.list) {
     for (const auto& c : claims::all_claims()) std::cout << c.id << "\t[" << c.section << "]\t" << c.statement << "\n";
@@ -51,23 +45,16 @@ int run(const ClaimsArgs& a) {
     opt.only = split_ids(a.only);
     for (const auto& id : opt.only) (void)claims::find_claim(id);  // unknown id: exit 2 before any work
   }
-  if (a.json == a.md) throw InputError("--json and --md name the same file " + a.json);
-  check_output_path("--json", a.json, a.force);
-  check_output_path("--md", a.md, a.force);
+  OutputFiles files(a.force);
+  files.output("--json", a.json);
+  files.output("--md", a.md);
+  files.check();
   opt.context.progress = [](const std::string& line) { std::cerr << "vla claims: " << line << std::endl; };
 
   const claims::Ledger ledger = claims::run_ledger(opt);
-  const std::string json = claims::to_json(ledger).dump(2) + "\n";
-  const std::string md = claims::to_markdown(ledger);
-  std::error_code ec;
-  const bool json_existed = fs::exists(a.json, ec);
-  write(a.json, json, a.force);
-  try {
-    write(a.md, md, a.force);
-  } catch (...) {
-    if (!json_existed) fs::remove(a.json, ec);
-    throw;
-  }
+  files.set("--json", claims::to_json(ledger).dump(2) + "\n");
+  files.set("--md", claims::to_markdown(ledger));
+  files.write();
   bool errors = false;
   for (const auto& r : ledger.claims) {
     std::cout << r.id << ": " << claims::to_string(r.verdict) << "\n";

@@ -32,8 +32,27 @@ struct FuzzArgs {
   int max_T = 64, shrink_budget = 200;
   std::vector<int> dims = {16};
   double adversarial = 0.0625;
-  CLI::Option *o_impl = nullptr, *o_seconds = nullptr, *o_device = nullptr;
+  CLI::Option *o_impl = nullptr, *o_seconds = nullptr, *o_device = nullptr, *o_cases = nullptr, *o_seed = nullptr, *o_shard = nullptr;
+  // The options of a fuzzing run, which --replay and --merge do not take.
+  std::vector<CLI::Option*> campaign;
 };
+
+// --replay and --merge do other work than a campaign: an option of the campaign given with them would be
+// silently ignored (a CI job replaying nothing while it believes it fuzzes), so it is refused.
+void refuse_campaign_options(const FuzzArgs& a, const std::string& mode, std::initializer_list<CLI::Option*> also) {
+  for (const CLI::Option* o : a.campaign)
+    if (o->count() > 0) throw InputError(o->get_name() + " does not apply with " + mode);
+  for (const CLI::Option* o : also)
+    if (o->count() > 0) throw InputError(o->get_name() + " does not apply with " + mode);
+}
+
+// The corpus folder: created if missing; a file of that name is refused before any work.
+void prepare_corpus(const std::string& corpus) {
+  std::error_code ec;
+  if (fs::exists(corpus, ec) && !fs::is_directory(corpus, ec)) throw InputError("--corpus " + corpus + " is a file, not a folder");
+  fs::create_directories(corpus, ec);
+  if (ec) throw InputError("--corpus " + corpus + ": cannot create the folder (" + ec.message() + ")");
+}
 
 // The candidates named by --impl, or the kernel outside this repository.
 std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string& names, impl::Device dev) {
@@ -83,12 +102,14 @@ void print_verdict(const std::string& what, const gate::Judgement& j) {
                                                                                : (j.reason.empty() ? j.verdict.summary() : j.reason));
 }
 
-int merge(const FuzzArgs& a) {
+int merge(const FuzzArgs& a, CLI::Option* o_replay) {
   if (a.corpus.empty()) throw InputError("--merge needs --corpus OUT, the folder that receives the merged cases");
+  refuse_campaign_options(a, "--merge", {o_replay, a.o_impl, a.o_device});
+  if (a.ext.given()) throw InputError(a.ext.flag() + " does not apply with --merge");
   std::vector<fs::path> files;
   for (const auto& d : a.merge)
     for (const auto& f : gate::case_files(d)) files.push_back(f);  // checks each folder exists first
-  fs::create_directories(a.corpus);
+  prepare_corpus(a.corpus);
   int added = 0, dup = 0;
   for (const auto& f : files) {
     const gate::StoredCase c = gate::load_case(f);
@@ -100,10 +121,14 @@ int merge(const FuzzArgs& a) {
   return kExitOk;
 }
 
-int replay(const FuzzArgs& a) {
+int replay(const FuzzArgs& a, CLI::Option* o_corpus) {
+  refuse_campaign_options(a, "--replay", {o_corpus});
   const impl::Device dev = device_of(a);
+  const std::vector<fs::path> files = gate::case_files(a.replay);
+  // Judging nothing is no pass (as vla gate's "judged on no case").
+  if (files.empty()) throw InputError("--replay " + a.replay + " holds no case file (*.safetensors, as vla fuzz --corpus saves them)");
   int fails = 0, n = 0;
-  for (const auto& f : gate::case_files(a.replay)) {
+  for (const auto& f : files) {
     const gate::StoredCase c = gate::load_case(f);
     const std::string names = a.o_impl->count() ? a.impl : c.impl;
     for (const auto& cand : candidates_of(a, names, dev)) {
@@ -119,10 +144,15 @@ int replay(const FuzzArgs& a) {
   return fails ? kExitFail : kExitOk;
 }
 
-int run(const FuzzArgs& a) {
+int run(const FuzzArgs& a, CLI::Option* o_corpus, CLI::Option* o_replay) {
   check_external(a);
-  if (!a.merge.empty()) return merge(a);
-  if (!a.replay.empty()) return replay(a);
+  if (!a.merge.empty()) return merge(a, o_replay);
+  if (!a.replay.empty()) return replay(a, o_corpus);
+  // --case-seed names one case and --cases a count: a budget or seed set given beside them would be ignored.
+  if (!a.case_seed.empty())
+    for (CLI::Option* o : {a.o_seconds, a.o_cases, a.o_seed, a.o_shard})
+      if (o->count() > 0) throw InputError(o->get_name() + " does not apply with --case-seed (one case, whose seed is given)");
+  if (a.o_cases->count() > 0 && a.o_seconds->count() > 0) throw InputError("--cases and --seconds are two budgets: give one");
   if (!(a.seconds > 0) && a.cases <= 0 && a.case_seed.empty()) throw InputError("--seconds must be > 0 (or give --cases)");
   if (a.max_T < 1) throw InputError("--max-T must be >= 1");
   for (int d : a.dims)
@@ -134,12 +164,14 @@ int run(const FuzzArgs& a) {
   std::vector<gate::Policy> policies;
   for (const auto& c : cands)
     if (std::find(policies.begin(), policies.end(), c.policy) == policies.end()) policies.push_back(c.policy);
-  if (!a.corpus.empty()) fs::create_directories(a.corpus);
+  if (!a.corpus.empty()) prepare_corpus(a.corpus);
   gate::FuzzLimits lim;
   lim.max_T = a.max_T;
   lim.dims = a.dims;
   lim.adversarial = a.adversarial;
 
+  // The limits shape the case a seed draws, so a printed replay carries them.
+  const std::string limits = fmt::format(" --max-T {} --dims {} --adversarial {}", a.max_T, fmt::join(a.dims, ","), a.adversarial);
   const bool one = !a.case_seed.empty();
   const std::uint64_t single = one ? parse_u64(a.case_seed, "--case-seed") : 0;
   std::cout << (!a.ext.given() ? fmt::format("vla fuzz: {} implementation(s) on {}; ", cands.size(), impl::to_string(dev))
@@ -183,7 +215,7 @@ int run(const FuzzArgs& a) {
           std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << with_command(a, s.replay)
                     << "\n";
         } else {
-          std::cout << "    replay: " << with_command(a, fmt::format("vla fuzz --impl {} --case-seed 0x{:016x}", c.name, seed)) << "\n";
+          std::cout << "    replay: " << with_command(a, fmt::format("vla fuzz --impl {} --case-seed 0x{:016x}{}", c.name, seed, limits)) << "\n";
         }
         std::cout << std::flush;
       }
@@ -203,21 +235,24 @@ Register reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<FuzzArgs>();
       a->o_seconds = sub.add_option("--seconds", a->seconds, "Time budget")->capture_default_str();
-      sub.add_option("--cases", a->cases, "Stop after this many cases instead (per precision policy)");
-      sub.add_option("--seed", a->seed, "Campaign seed")->capture_default_str();
+      a->o_cases = sub.add_option("--cases", a->cases, "Stop after this many cases instead (per precision policy)")->check(at_least(1));
+      a->o_seed = sub.add_option("--seed", a->seed, "Campaign seed")->capture_default_str()->check(at_least(0));
       a->o_impl = sub.add_option("--impl", a->impl, "Implementations (as for vla gate)")->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
       add_external_kernel_options(sub, a->ext, "Fuzz", true);
-      sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
-      sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder)");
-      sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();
-      sub.add_option("--merge", a->merge, "Merge these corpus folders into --corpus, without duplicates")->expected(1, -1);
-      sub.add_option("--case-seed", a->case_seed, "Run the one case with this seed (as printed by a failure)");
-      sub.add_option("--max-T", a->max_T, "Longest stream")->capture_default_str();
-      sub.add_option("--dims", a->dims, "Head dimensions to draw from")->capture_default_str()->delimiter(',');
-      sub.add_option("--adversarial", a->adversarial, "Fraction of cases from the adversarial search")->capture_default_str();
-      sub.add_option("--shrink-budget", a->shrink_budget, "Judgements spent shrinking one failure")->capture_default_str();
-      return [a] { return run(*a); };
+      auto* o_corpus = sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
+      auto* o_replay = sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder); takes --impl, --device, --external-*");
+      a->o_shard = sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();
+      sub.add_option("--merge", a->merge, "Merge these corpus folders into --corpus, without duplicates; takes no other option")->expected(1, -1);
+      auto* o_case_seed = sub.add_option("--case-seed", a->case_seed, "Run the one case with this seed (as printed by a failure)");
+      auto* o_max_t = sub.add_option("--max-T", a->max_T, "Longest stream")->capture_default_str();
+      auto* o_dims = sub.add_option("--dims", a->dims, "Head dimensions to draw from")->capture_default_str()->delimiter(',');
+      auto* o_adv = sub.add_option("--adversarial", a->adversarial, "Fraction of cases from the adversarial search")->capture_default_str();
+      auto* o_shrink = sub.add_option("--shrink-budget", a->shrink_budget, "Judgements spent shrinking one failure (0: keep the case unshrunk)")
+                           ->capture_default_str()
+                           ->check(at_least(0));
+      a->campaign = {a->o_seconds, a->o_cases, a->o_seed, a->o_shard, o_case_seed, o_max_t, o_dims, o_adv, o_shrink};
+      return [a, o_corpus, o_replay] { return run(*a, o_corpus, o_replay); };
     }}};
 
 }  // namespace

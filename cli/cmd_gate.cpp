@@ -84,14 +84,21 @@ int run(const GateArgs& a) {
     if (!a.ext.dtype.empty()) throw InputError("--dtype applies with --export-cases, --external, --external-cmd or --external-serve only");
     if (a.skip_missing) throw InputError("--skip-missing applies with --external only");
   }
-  for (auto [p, o] : {std::pair{a.junit, "--junit"}, {a.json, "--json"}, {a.md, "--md"}})
-    if (!p.empty()) check_output_path(o, p, a.force);
-  if (!a.write_baseline.empty()) {
-    std::error_code ec;
-    if (fs::exists(a.write_baseline, ec) && !a.force)
-      throw InputError("--write-baseline " + a.write_baseline + " already exists; pass --force to update it");
-  }
+  // A baseline holds the statistics of the whole battery with the default fuzz budget: a filtered run's would be
+  // stored as if they were those, and a later full run compared with them.
+  if (!a.write_baseline.empty())
+    refuse_with("--write-baseline", {{!a.only_case.empty(), "--case"}, {a.o_fuzz_cases->count() > 0, "--fuzz-cases"},
+                                     {a.o_fuzz_seed->count() > 0, "--fuzz-seed"}, {a.mutation, "--mutation"}});
+  OutputFiles files(a.force);
+  files.output("--junit", a.junit);
+  files.output("--json", a.json);
+  files.output("--md", a.md);
+  files.output("--write-baseline", a.write_baseline);
+  if (!a.baseline.empty() && !(a.write_baseline.empty() ? false : same_file(a.baseline, a.write_baseline)))
+    files.input("--baseline", a.baseline);  // refreshing the baseline it was compared with is allowed (--force)
+  files.check();
   if (!a.baseline.empty() && !fs::exists(a.baseline)) throw InputError("--baseline " + a.baseline + " does not exist");
+  if (!a.write_baseline.empty()) gate::check_baseline_to_update(a.write_baseline);
   if (a.mutation && a.o_impl->count() > 0) throw InputError("--mutation runs the mutants and honest variants; it takes no --impl");
 
   gate::GateConfig cfg;
@@ -122,8 +129,9 @@ int run(const GateArgs& a) {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
   }
-  cfg.fuzz_seed = a.fuzz_seed;
+  if (!ext) cfg.fuzz_seed = a.fuzz_seed;  // an export's fuzz cases keep the seed they were exported with
   cfg.only_case = a.only_case;
+  if (!a.baseline.empty()) gate::check_baseline(a.baseline, cfg.quick, cfg.device);  // before the run, not after it
   cfg.stop_at_first_failure = a.mutation && !a.all_cases;
 
   if (ext)
@@ -169,13 +177,13 @@ int run(const GateArgs& a) {
   const std::string ms = gate::mutation_summary(rep);
   std::cout << ms;
   if (a.mutation && a.all_cases) std::cout << "\n" << gate::campaign_table(rep) << "\n";
-  if (!a.junit.empty()) gate::write_text(a.junit, gate::junit_xml(rep), a.force);
-  if (!a.json.empty()) gate::write_text(a.json, gate::json_report(rep), a.force);
-  if (!a.md.empty()) gate::write_text(a.md, gate::markdown_summary(rep, a.mutation), a.force);
-  if (!a.write_baseline.empty()) {
-    gate::write_baseline(rep, a.write_baseline, a.force);
+  if (!a.junit.empty()) files.set("--junit", gate::junit_xml(rep));
+  if (!a.json.empty()) files.set("--json", gate::json_report(rep));
+  if (!a.md.empty()) files.set("--md", gate::markdown_summary(rep, a.mutation));
+  if (!a.write_baseline.empty()) files.set("--write-baseline", gate::baseline_text(rep, a.write_baseline));
+  files.write();
+  if (!a.write_baseline.empty())
     std::cout << "  wrote the accuracy baseline (" << (cfg.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
-  }
   // An external kernel that skipped or refused every case has shown nothing: that is no pass.
   bool judged_something = true;
   if (ext || cmd)
@@ -205,8 +213,8 @@ Register reg{Command{
       sub.add_option("--write-baseline", a->write_baseline, "Store this run's accuracy statistics (refresh the baseline)");
       sub.add_flag("--mutation", a->mutation, "Run every planted mutant (must fail) and honest variant (must pass); print the mutation score");
       sub.add_flag("--all-cases", a->all_cases, "With --mutation: judge every case (kill rates), not just until the first rejection");
-      a->o_fuzz_cases = sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)");
-      a->o_fuzz_seed = sub.add_option("--fuzz-seed", a->fuzz_seed, "Seed of the fuzz budget")->capture_default_str();
+      a->o_fuzz_cases = sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)")->check(at_least(0));
+      a->o_fuzz_seed = sub.add_option("--fuzz-seed", a->fuzz_seed, "Seed of the fuzz budget")->capture_default_str()->check(at_least(0));
       sub.add_option("--export-cases", a->export_cases,
                      "Write the battery (--quick: the quick one) as input files and manifest.json into this new folder, for a kernel "
                      "outside this repository; needs --dtype");

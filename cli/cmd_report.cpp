@@ -11,13 +11,23 @@
 
 namespace {
 
-std::vector<std::string> split_commas(const std::string& s) {
+// --sections' names; an empty name (",", "drift,,jacobian") is refused, not read as "every section".
+std::vector<std::string> split_sections(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) throw vla::cli::InputError("--sections '" + s + "': an empty section name");
+    out.push_back(item);
+  }
+  if (out.empty() || s.back() == ',') throw vla::cli::InputError("--sections '" + s + "': an empty section name");
   return out;
+}
+
+std::string section_names() {
+  std::string list = "summary";
+  for (const auto& st : vla::report::stages()) list += ", " + st.id;
+  return list;
 }
 
 struct ReportArgs {
@@ -26,6 +36,14 @@ struct ReportArgs {
   vla::cli::ExternalKernelOptions ext;  // a kernel outside this repository, drawn in the drift section
   bool quick = false, tiny = false, no_progress = false;
 };
+
+// --cache-dir and --sections, before any work.
+void check_args(const ReportArgs& a, const CLI::Option* o_sections) {
+  std::error_code ec;
+  if (!a.cache.empty() && std::filesystem::exists(a.cache, ec) && !std::filesystem::is_directory(a.cache, ec))
+    throw vla::cli::InputError("--cache-dir " + a.cache + " is a file, not a folder");
+  if (o_sections->count() > 0 && a.sections.empty()) throw vla::cli::InputError("--sections needs at least one section name");
+}
 
 // The external kernel of --external-cmd / --external-serve, as the report runs it
 // (the gate's runners: gate/external.hpp).
@@ -52,19 +70,20 @@ vla::cli::Register reg{{"report",
                                          "Cache folder (default: $XDG_CACHE_HOME/vla-verify/report, else .cache next to --out)");
                           sub.add_option("--device", a->cfg.device, "Where the kernels run: auto, cpu (CPU twins), cuda")
                               ->capture_default_str();
-                          sub.add_option("--sections", a->sections,
-                                         "Comma-separated sections (drift, state-norm, jacobian, sherman-morrison, recall); default all");
-                          sub.add_option("--jobs", a->cfg.jobs, "Worker threads (default: all hardware threads)");
+                          auto* o_sections = sub.add_option("--sections", a->sections,
+                                                            "Comma-separated sections (" + section_names() + "); default all");
+                          sub.add_option("--jobs", a->cfg.jobs, "Worker threads (default: all hardware threads)")->check(vla::cli::at_least(1));
                           sub.add_flag("--no-progress", a->no_progress, "No progress bar");
                           a->ext.dtype_flag = "--external-dtype";
                           vla::cli::add_external_kernel_options(sub, a->ext, "Also draw the drift of", true, {"fp32", "bf16", "bf16-state"});
-                          return [a]() -> int {
+                          return [a, o_sections]() -> int {
                             using namespace vla::report;
+                            check_args(*a, o_sections);
                             Config cfg = a->cfg;
                             cfg.out = a->out;
                             cfg.cache_dir = a->cache;
                             cfg.profile = a->tiny ? Profile::tiny : a->quick ? Profile::quick : Profile::full;
-                            cfg.sections = split_commas(a->sections);
+                            if (!a->sections.empty()) cfg.sections = split_sections(a->sections);
                             if (a->no_progress) cfg.progress = 0;
                             cfg.external = external_of(*a);
                             try {

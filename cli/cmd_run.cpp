@@ -94,7 +94,10 @@ int run(const RunArgs& a) {
     if (!(a.require_bits >= 0) || !std::isfinite(a.require_bits)) throw InputError("--require-bits must be finite and >= 0");
   }
   const Options opt = build_options(a);
-  check_output_path("--output", a.output, a.force);
+  OutputFiles files(a.force);
+  files.input("--input", a.input);
+  files.output("--output", a.output);
+  files.check();  // the safetensors writer below writes the one file all or none
 
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);

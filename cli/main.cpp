@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "registry.hpp"
 
@@ -24,6 +25,14 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     auto act = c.setup(*sub);
     sub->callback([&action, act] { action = act; });
+  }
+  // CLI11 says only "A subcommand is required" for a misspelt command: name it, and the commands there are.
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(cmds.begin(), cmds.end(), [&](const Command& c) { return c.name == argv[1]; })) {
+    std::string names;
+    for (const auto& c : cmds) names += (names.empty() ? "" : ", ") + c.name;
+    std::cerr << "vla: error: unknown command '" << argv[1] << "' (the commands: " << names << "; vla --help)\n";
+    return kExitBadInput;
   }
   try {
     app.parse(argc, argv);

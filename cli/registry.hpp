@@ -21,6 +21,22 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A numeric option's lower bound, checked by CLI11 with a message a person can read
+// (CLI11's own range validators print the type's whole range).
+inline CLI::Validator at_least(long min) {
+  return CLI::Validator(
+      [min](std::string& v) -> std::string {
+        try {
+          std::size_t n = 0;
+          const double x = std::stod(v, &n);
+          if (n == v.size() && x >= static_cast<double>(min)) return {};
+        } catch (const std::exception&) {
+        }
+        return "must be a number >= " + std::to_string(min) + " (got '" + v + "')";
+      },
+      ">=" + std::to_string(min));
+}
+
 struct Command {
   std::string name;
   std::string description;

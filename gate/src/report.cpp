@@ -228,17 +228,27 @@ double stat(const CandidateSummary& s, const std::string& name) {
   return s.o_rel_max;
 }
 
-json read_json(const fs::path& file) {
+json read_json(const fs::path& file, const std::string& flag = "--baseline") {
   std::ifstream in(file);
-  if (!in) throw std::invalid_argument("--baseline " + file.string() + ": cannot be read");
+  if (!in) throw std::invalid_argument(flag + " " + file.string() + ": cannot be read");
   try {
     json j = json::parse(in);
     if (!j.is_object() || j.value("format", "") != kFormat)
-      throw std::invalid_argument("--baseline " + file.string() + ": not an accuracy baseline (expected \"format\": \"" + kFormat + "\")");
+      throw std::invalid_argument(flag + " " + file.string() + ": not an accuracy baseline (expected \"format\": \"" + kFormat + "\")");
     return j;
   } catch (const json::exception& e) {
-    throw std::invalid_argument("--baseline " + file.string() + ": malformed JSON: " + e.what());
+    throw std::invalid_argument(flag + " " + file.string() + ": malformed JSON: " + e.what());
   }
+}
+
+bool has_entry(const json& j, const std::string& m, const std::string& device) {
+  return j.contains("modes") && j["modes"].is_object() && j["modes"].contains(m) && j["modes"][m].is_object() && j["modes"][m].contains(device);
+}
+
+std::string no_entry(const fs::path& file, const std::string& m, const std::string& device, bool quick) {
+  return "--baseline " + file.string() + " has no entry for " + m + " mode on " + device + "; refresh it with: vla gate" +
+         (device == "external" ? std::string(" --external OUTS --cases CASES") : std::string(quick ? " --quick" : "") + " --device " + device) +
+         " --write-baseline " + file.string();
 }
 
 }  // namespace
@@ -246,12 +256,7 @@ json read_json(const fs::path& file) {
 void compare_with_baseline(GateReport& rep, const fs::path& file) {
   const json j = read_json(file);
   const std::string m = mode(rep);
-  if (!j.contains("modes") || !j["modes"].contains(m) || !j["modes"][m].contains(rep.device))
-    throw std::invalid_argument("--baseline " + file.string() + " has no entry for " + m + " mode on " + rep.device +
-                                "; refresh it with: vla gate" +
-                                (rep.device == "external" ? std::string(" --external OUTS --cases CASES")
-                                                          : std::string(rep.quick ? " --quick" : "") + " --device " + rep.device) +
-                                " --write-baseline " + file.string());
+  if (!has_entry(j, m, rep.device)) throw std::invalid_argument(no_entry(file, m, rep.device, rep.quick));
   const json& entry = j["modes"][m][rep.device];
   for (const auto& s : rep.summaries) {
     if (s.role != "production") continue;
@@ -269,19 +274,30 @@ void compare_with_baseline(GateReport& rep, const fs::path& file) {
   }
 }
 
-void write_baseline(const GateReport& rep, const fs::path& file, bool overwrite) {
+void check_baseline(const fs::path& file, bool quick, const std::string& device) {
+  const json j = read_json(file);
+  if (!has_entry(j, quick ? "quick" : "full", device)) throw std::invalid_argument(no_entry(file, quick ? "quick" : "full", device, quick));
+}
+
+void check_baseline_to_update(const fs::path& file) {
+  std::error_code ec;
+  if (fs::exists(file, ec)) (void)read_json(file, "--write-baseline");
+}
+
+std::string baseline_text(const GateReport& rep, const fs::path& file) {
   std::error_code ec;
   json j;
   if (fs::exists(file, ec)) {
-    if (!overwrite) throw std::invalid_argument("--write-baseline " + file.string() + " already exists; pass --force to update it");
-    j = read_json(file);
+    j = read_json(file, "--write-baseline");
   } else {
     j["format"] = kFormat;
   }
   j["refresh"] = rep.device == "external"
                      ? "vla gate --external OUTS --cases CASES --write-baseline FILE --force (an external kernel's outputs: docs/GATE.md)"
                      : "vla gate --device cpu --write-baseline FILE --force; vla gate --quick --device cpu --write-baseline FILE --force";
-  json entry = json::object();
+  // Only this run's candidates are replaced: a run of one implementation keeps the others' statistics.
+  json& entry = j["modes"][mode(rep)][rep.device];
+  if (!entry.is_object()) entry = json::object();
   for (const auto& s : rep.summaries) {
     if (s.role != "production") continue;
     json e;
@@ -289,9 +305,14 @@ void write_baseline(const GateReport& rep, const fs::path& file, bool overwrite)
     e["cases"] = s.cases;
     entry[s.name] = e;
   }
-  j["modes"][mode(rep)][rep.device] = entry;
   j["tool"] = io::tool_version();
-  write_text(file, j.dump(2) + "\n", true);
+  return j.dump(2) + "\n";
+}
+
+void write_baseline(const GateReport& rep, const fs::path& file, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(file, ec) && !overwrite) throw std::invalid_argument("--write-baseline " + file.string() + " already exists; pass --force to update it");
+  write_text(file, baseline_text(rep, file), true);
 }
 
 }  // namespace vla::gate

@@ -37,6 +37,14 @@ Options build_options(const SpecArgs& a) {
   if (given(a.o_ridge)) o.ridge = a.ridge;
   if (given(a.o_den)) o.den_floor = a.den_floor;
   validate(o);
+  // An option given alone that the recurrence would never read (the preset leaves its partner off) is refused
+  // rather than recorded as if it acted. Both given (as spec_arguments writes them) is a complete statement.
+  if (given(a.o_ridge) && !given(a.o_rev) && o.ridge_every == 0 && o.ridge != 0)
+    throw std::invalid_argument("--ridge " + num(o.ridge) + " has no effect: no step adds it (--ridge-every is 0 in preset " + a.preset +
+                                "; give --ridge-every N)");
+  if (given(a.o_rev) && !given(a.o_ridge) && o.ridge_every > 0 && o.ridge == 0)
+    throw std::invalid_argument("--ridge-every " + std::to_string(o.ridge_every) + " has no effect: the ridge is 0 in preset " + a.preset +
+                                " (give --ridge X > 0)");
   return o;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace vla::io {
 
@@ -39,10 +40,15 @@ int move_no_replace(const char* from, const char* to) {
   return 0;
 }
 
-}  // namespace
+// A file written to its temporary, not yet moved into place.
+struct Staged {
+  std::filesystem::path path;
+  TempFile tmp;
+};
 
-void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes, bool overwrite) {
+void stage(Staged& st, std::span<const std::uint8_t> bytes, bool overwrite) {
   namespace fs = std::filesystem;
+  const fs::path& path = st.path;
   if (path.filename().empty()) fail(path, "the path names a folder, not a file");
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
@@ -50,7 +56,7 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
   if (fs::is_directory(path, ec)) fail(path, "it is a folder");
   if (!overwrite && fs::exists(fs::symlink_status(path, ec))) fail(path, "the file already exists and overwriting was not requested");
 
-  TempFile tmp;
+  TempFile& tmp = st.tmp;
   std::string templ = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
   tmp.fd = ::mkstemp(templ.data());
   if (tmp.fd < 0) fail(path, "cannot create a temporary file in " + dir.string(), errno);
@@ -69,12 +75,44 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
   const int fd = tmp.fd;
   tmp.fd = -1;
   if (::close(fd) != 0) fail(path, "close failed", errno);
+}
+
+// Moves a staged file into place.
+void commit(Staged& st, bool overwrite) {
   if (overwrite) {
-    if (::rename(tmp.path.c_str(), path.c_str()) != 0) fail(path, "rename into place failed", errno);
-  } else if (const int err = move_no_replace(tmp.path.c_str(), path.c_str())) {
-    fail(path, err == EEXIST ? "the file already exists and overwriting was not requested" : "move into place failed", err == EEXIST ? 0 : err);
+    if (::rename(st.tmp.path.c_str(), st.path.c_str()) != 0) fail(st.path, "rename into place failed", errno);
+  } else if (const int err = move_no_replace(st.tmp.path.c_str(), st.path.c_str())) {
+    fail(st.path, err == EEXIST ? "the file already exists and overwriting was not requested" : "move into place failed", err == EEXIST ? 0 : err);
   }
-  tmp.keep = true;
+  st.tmp.keep = true;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes, bool overwrite) {
+  const FileToWrite one{path, bytes};
+  write_files_atomically(std::span<const FileToWrite>(&one, 1), overwrite);
+}
+
+void write_files_atomically(std::span<const FileToWrite> files, bool overwrite) {
+  std::vector<Staged> staged(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    staged[i].path = files[i].path;
+    stage(staged[i], files[i].bytes, overwrite);  // a failure here: the destructors remove every temporary
+  }
+  std::vector<bool> existed(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    existed[i] = std::filesystem::exists(std::filesystem::symlink_status(files[i].path, ec));
+  }
+  std::size_t moved = 0;
+  try {
+    for (; moved < staged.size(); ++moved) commit(staged[moved], overwrite);
+  } catch (...) {
+    for (std::size_t i = 0; i < moved; ++i)
+      if (!existed[i]) ::unlink(staged[i].path.c_str());
+    throw;
+  }
 }
 
 }  // namespace vla::io

@@ -186,7 +186,7 @@ Cell ratio_cell(double a, double b) { return b > 0 && std::isfinite(a) ? Cell(nu
 Built build(const json& P, const json& R) {
   Built b;
   Section& s = b.section;
-  s.id = "chunked_drift";
+  s.id = "chunked-drift";
   s.title = "Drift of the chunked kernels";
   s.data = R;
   const bool cuda = P["device"] == "cuda";
@@ -267,10 +267,10 @@ Built build(const json& P, const json& R) {
     if (worst_ratio.count(kind))
       b.headlines.push_back({"largest ratio of the chunked to the fused worst row error on near-collinear keys, " + kind,
                              std::isfinite(worst_ratio[kind]) ? Cell(num(worst_ratio[kind])) : Cell(text_cell("not finite")),
-                             "chunked_drift"});
+                             "chunked-drift"});
     if (exit_by_kind.count(kind))
       b.headlines.push_back({"first step outside the error model's envelope, " + kind + ", any stream",
-                             step_or_never(exit_by_kind[kind]), "chunked_drift"});
+                             step_or_never(exit_by_kind[kind]), "chunked-drift"});
   }
   return b;
 }
@@ -278,7 +278,7 @@ Built build(const json& P, const json& R) {
 }  // namespace
 
 Stage chunked_drift_stage() {
-  return {"chunked_drift", "Drift of the chunked kernels", params, compute, build};
+  return {"chunked-drift", "Drift of the chunked kernels", params, compute, build};
 }
 
 }  // namespace vla::report

@@ -111,6 +111,19 @@ TEST_F(External, HonestOutputsPassAPlantedDefectFailsWithAReplayThatFailsToo) {
   EXPECT_EQ(one.code, 1) << replay << "\n" << one.output;
 }
 
+// The fuzz cases of an export drawn from another seed than the default are judged as exported (the seed travels
+// in the manifest; the judging run draws the same streams from it).
+TEST_F(External, ExportedFuzzCasesOfAnySeedAreJudged) {
+  ASSERT_EQ(run_vla("gate --export-cases '" + path("cases") + "' --dtype fp32 --quick --fuzz-cases 3 --fuzz-seed 7").code, 0);
+  EXPECT_EQ(manifest()["fuzz_seed"], 7);
+  run_harness(gate::production(impl::Kind::fp32, impl::Device::cpu), "honest");
+  const auto r = run_vla(external("honest"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  const std::string all = std::to_string(gate::battery(true).size() + 3) + " cases";
+  EXPECT_NE(r.output.find(all), std::string::npos) << all << " expected:\n" << r.output;
+  EXPECT_EQ(r.output.find("FAIL "), std::string::npos) << r.output;
+}
+
 // An external kernel keeps an accuracy baseline like ours: written from one run,
 // a later run within kBaselineFactor of it passes, one whose statistics worsened
 // beyond it fails (here the stored statistics are made tiny instead).

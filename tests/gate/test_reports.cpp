@@ -83,3 +83,39 @@ TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {
   EXPECT_THROW(compare_with_baseline(full, file), std::invalid_argument);
   fs::remove_all(dir);
 }
+
+// Refreshing the baseline from a run of some implementations replaces theirs and keeps every other entry.
+TEST(Reports, BaselineRefreshKeepsTheCandidatesTheRunDidNotRun) {
+  std::string t = (fs::path(::testing::TempDir()) / "vla-base-XXXXXX").string();
+  const fs::path dir = ::mkdtemp(t.data());
+  const fs::path file = dir / "baseline.json";
+  GateConfig cfg;
+  cfg.quick = true;
+  cfg.fuzz_cases = 2;
+  cfg.candidates = find_candidates("fp32,bf16", impl::Device::cpu);
+  const GateReport both = run_gate(cfg);
+  write_baseline(both, file, false);
+  cfg.candidates = find_candidates("bf16", impl::Device::cpu);
+  GateReport bf16 = run_gate(cfg);
+  bf16.summaries[0].o_rel_max *= kBaselineFactor * 2;  // a worse bf16, stored by the refresh
+  write_baseline(bf16, file, true);
+  check_baseline(file, true, "cpu");
+  {
+    std::ifstream in(file);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const auto& entry = j["modes"]["quick"]["cpu"];
+    EXPECT_EQ(entry[bf16.summaries[0].name]["o_rel_max"].get<double>(), bf16.summaries[0].o_rel_max);  // refreshed
+    EXPECT_TRUE(entry.contains("fp32"));
+  }
+  GateReport again = both;
+  compare_with_baseline(again, file);  // fp32's entry is still there (else: throws), bf16's is the refreshed one
+  EXPECT_TRUE(again.regressions.empty());
+  GateReport worse_fp32 = both;
+  for (auto& s : worse_fp32.summaries)
+    if (s.name == "fp32") s.o_rel_max *= kBaselineFactor * 1.5;
+  compare_with_baseline(worse_fp32, file);
+  ASSERT_EQ(worse_fp32.regressions.size(), 1u);  // fp32 kept its own statistics
+  EXPECT_NE(worse_fp32.regressions[0].find("fp32"), std::string::npos);
+  EXPECT_THROW(check_baseline(file, false, "cpu"), std::invalid_argument);  // no full-mode entry
+  fs::remove_all(dir);
+}

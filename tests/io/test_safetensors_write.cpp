@@ -101,5 +101,23 @@ TEST_F(AtomicWrite, WritesNewFilesAndLeavesNothingOnFailure) {
   EXPECT_EQ(entries(), 1u);
 }
 
+// A set of files is written all or none: one that cannot be written leaves none of the others, new or replaced.
+TEST_F(AtomicWrite, ASetOfFilesIsWrittenAllOrNone) {
+  { std::ofstream(dir_ / "old.md") << "precious"; }
+  const std::vector<std::uint8_t> a{1}, b{2};
+  const std::vector<FileToWrite> bad = {{dir_ / "new.json", a}, {dir_ / "old.md", b}, {dir_ / "missing" / "x", b}};
+  EXPECT_THROW(write_files_atomically(bad, true), std::invalid_argument);
+  EXPECT_EQ(slurp(dir_ / "old.md"), "precious");
+  EXPECT_EQ(entries(), 1u) << "a file of the set or a temporary was left behind";
+  // Without overwrite, an existing file of the set stops the whole set before anything is written.
+  const std::vector<FileToWrite> clash = {{dir_ / "new.json", a}, {dir_ / "old.md", b}};
+  EXPECT_THROW(write_files_atomically(clash, false), std::invalid_argument);
+  EXPECT_EQ(entries(), 1u);
+  write_files_atomically(clash, true);
+  EXPECT_EQ(slurp(dir_ / "new.json"), std::string("\x01"));
+  EXPECT_EQ(slurp(dir_ / "old.md"), std::string("\x02"));
+  EXPECT_EQ(entries(), 2u);
+}
+
 }  // namespace
 }  // namespace vla::io

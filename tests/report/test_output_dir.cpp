@@ -101,3 +101,55 @@ TEST(StagingDir, RemovesStagingFoldersOfKilledRuns) {
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(foreign));
 }
+
+// A previous report's folder is replaced only while it holds nothing but what that report wrote (the marker lists it):
+// a user's file there, present before the run or put there during it, is never deleted.
+TEST(StagingDir, NeverDeletesFilesTheReportDidNotWrite) {
+  const fs::path root = fresh_dir("foreign");
+  {
+    StagingDir s(root / "out");
+    fs::create_directories(s.path() / "figures");
+    std::ofstream(s.path() / "figures" / "drift.svg") << "plot";
+    std::ofstream(s.path() / "index.html") << "first";
+    s.commit();
+  }
+  {
+    StagingDir s(root / "out");  // its own files, a subfolder included, are replaced
+    EXPECT_TRUE(s.replaces_previous());
+    std::ofstream(s.path() / "index.html") << "second";
+    s.commit();
+  }
+  EXPECT_FALSE(fs::exists(root / "out" / "figures"));
+  std::ofstream(root / "out" / "notes.txt") << "mine";
+  try {
+    StagingDir s(root / "out");
+    ADD_FAILURE() << "a folder holding a user's file was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(root / "out" / "notes.txt"));
+  EXPECT_EQ(entries(root), 1u);  // no staging folder left
+
+  // A file put there while a run works: the run keeps its report beside the folder, the file stays.
+  fs::remove(root / "out" / "notes.txt");
+  StagingDir s(root / "out");
+  std::ofstream(s.path() / "index.html") << "third";
+  std::ofstream(root / "out" / "late.txt") << "mine";
+  EXPECT_THROW(s.commit(), std::invalid_argument);
+  EXPECT_TRUE(fs::exists(root / "out" / "late.txt"));
+  const fs::path kept = root / ("out.new-" + std::to_string(::getpid()));
+  EXPECT_TRUE(fs::exists(kept / "index.html"));
+}
+
+TEST(StagingDir, RefusesAnEmptyNameAndTheCurrentFolder) {
+  const fs::path root = fresh_dir("cwd");
+  EXPECT_THROW(StagingDir(""), std::invalid_argument);
+  const fs::path here = fs::current_path();
+  fs::current_path(root);
+  EXPECT_THROW(StagingDir("."), std::invalid_argument);
+  EXPECT_THROW(StagingDir(".."), std::invalid_argument);
+  EXPECT_THROW(StagingDir{root}, std::invalid_argument);
+  EXPECT_THROW(StagingDir{root.parent_path()}, std::invalid_argument);
+  fs::current_path(here);
+  EXPECT_EQ(entries(root), 0u);
+}

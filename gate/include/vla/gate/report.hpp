@@ -47,7 +47,17 @@ inline constexpr double kBaselineFactor = 4.0;
 // for a production candidate of the report.
 void compare_with_baseline(GateReport& rep, const std::filesystem::path& file);
 
-// Writes (or updates, keeping the other mode's entry) the baseline file.
+// Before a run: throws std::invalid_argument when the baseline file is
+// unreadable, malformed or has no entry for this mode (quick or full) and device.
+void check_baseline(const std::filesystem::path& file, bool quick, const std::string& device);
+// Before a run: throws when an existing file to update is not a baseline.
+void check_baseline_to_update(const std::filesystem::path& file);
+
+// The baseline file's new text: the existing file (if any) with this run's
+// production candidates' statistics replaced for its mode and device; the
+// other modes, devices and candidates are kept.
+std::string baseline_text(const GateReport& rep, const std::filesystem::path& file);
+// Writes baseline_text; an existing file is updated only with `overwrite`.
 void write_baseline(const GateReport& rep, const std::filesystem::path& file, bool overwrite);
 
 }  // namespace vla::gate
