@@ -66,8 +66,9 @@ int run(const CheckArgs& a) {
   std::cout << fmt::format("  {}: {} of {} elements outside the error model\n", v.pass ? "PASS" : "FAIL", v.failures, v.checked);
   if (v.first_fail_step >= 0) std::cout << "  first failing step: t=" << v.first_fail_step << "\n";
   if (v.beyond > 0)
-    std::cout << fmt::format("  note: {} elements not judged, from step t={} on: the plain {} implementation itself loses every digit or "
-                             "overflows there, so no {} implementation can be judged on them; the candidate has {} non-finite values "
+    std::cout << fmt::format("  note: {} elements not judged, the first at step t={}: the plain {} implementation itself loses every digit or "
+                             "overflows there (from a breakdown on, or in a row that cancels below the rounding of its terms), so no {} "
+                             "implementation can be judged on them; the candidate has {} non-finite values "
                              "among them\n",
                              v.beyond, v.first_beyond_step, a.dtype, a.dtype, v.beyond_nonfinite);
   std::cout << fmt::format("  worst element {}: candidate {:.9g}, reference {:.9g}; error {:.3g} ({:.3g} relative, {:.3g} ulp of {}); "

@@ -93,14 +93,29 @@ std::vector<double> state_scale(const Outputs& ref, int b, int h) {
   return sigma;
 }
 
-// o along head (b, h): row t's scale m_t = max_i |ref|, and the running maximum
-// over s <= t of the baseline's relative row error max_i |base - ref| / m_s.
+// o along head (b, h): row t's scale m_t = max_i |ref|; the scale of the terms the
+// row sums, tau_t = sigma_t ||phi(q_t)|| / |den_t| (>= m_t: |o_ti| <= ||S_t||_F
+// ||phi(q_t)|| / |den_t|; 0 where the caller passed no readout gain); and the
+// running maximum over s <= t of the baseline's relative row error
+// max_i |base - ref| / max(m_s, tau_s). Relative to the terms, not to the row:
+// a row that cancels (m_s far below tau_s) carries the rounding of its terms,
+// which is no loss of the policy's bits, and must neither declare a breakdown
+// nor inflate every later row's b_g (found 2026-12-05: bf16-state rows cancelling
+// at t = 0 left whole heads unjudged on ordinary streams). Such a row, whose
+// baselines miss half of it, has no correct bit to judge: it alone is beyond the
+// policy (`skip`: a cancelling numerator, a cancelling denominator n . phi(q)
+// under the identity map, an intermediate that overflowed, o = x / inf = 0),
+// and the steps after it are judged: their own baselines say whether the state
+// kept its bits (the running maximum above, o's non-finite rows, ||S_t||_F).
 struct RowScale {
   double m = 0, rel_max = 0;
-  double err = 0;  // max_i |base - ref| of the row (its scale where m = 0)
+  double scale = 0;     // max(m, tau): what rel_max is relative to
+  double err = 0;       // max_i |base - ref| of the row (b_g where the scale is 0)
   bool broken = false;  // from this step on the policy has no accuracy left (see breakdown below)
+  bool skip = false;    // this row alone has no correct bit: its baselines miss half of it
 };
-std::vector<RowScale> o_row_scales(const Outputs& ref, const BaseErr& be_o, int b, int h) {
+std::vector<RowScale> o_row_scales(const Outputs& ref, const BaseErr& be_o, int b, int h, const std::vector<double>& sigma,
+                                   const std::vector<double>& gain) {
   const Dims& d = ref.dims;
   std::vector<RowScale> rs(d.T);
   double rel_max = 0;
@@ -113,9 +128,12 @@ std::vector<RowScale> o_row_scales(const Outputs& ref, const BaseErr& be_o, int 
       e = std::max(e, be_o.err[off + i]);
       broken = broken || be_o.nonfinite[off + i];
     }
-    if (m > 0) rel_max = std::max(rel_max, e / m);
+    const double tau = gain.empty() ? 0.0 : sigma[t] * gain[(std::size_t(b) * d.T + t) * d.H + h];
+    const double scale = std::isfinite(tau) ? std::max(m, tau) : m;
+    if (scale > 0) rel_max = std::max(rel_max, e / scale);
+    const bool no_bit = m > 0 && e >= kBreakdown * m;
     broken = broken || rel_max >= kBreakdown;
-    rs[t] = {m, rel_max, e, broken};
+    rs[t] = {m, rel_max, scale, e, broken, no_bit};
   }
   return rs;
 }
@@ -123,15 +141,21 @@ std::vector<RowScale> o_row_scales(const Outputs& ref, const BaseErr& be_o, int 
 // The first step of head (b, h) from which the precision policy has no correct
 // bit left: a baseline's relative error (running maximum) of an o row or of
 // ||S_t||_F reaches kBreakdown, or a baseline is non-finite where the reference is
-// finite. d.T when it never happens.
-int breakdown_step(const Outputs& ref, const std::vector<RowScale>& rs, const BaseErr& be_n, int b, int h) {
+// finite. d.T when it never happens. `for_norm`: the breakdown of state_norm
+// itself. For o, S and A the norm counts only while its float sum of squares is
+// in float's range, ||S_t||_F in [2^-60, 2^60]: beyond sqrt(FLT_MAX) ~ 2^64 the
+// squares overflow and below ~2^-63 they underflow (to subnormals, then 0) while
+// every entry of S, and o, is finite and accurate; a loss in S itself shows in
+// o's own baselines (its rows' errors, non-finite rows).
+int breakdown_step(const Outputs& ref, const std::vector<RowScale>& rs, const BaseErr& be_n, int b, int h, bool for_norm) {
   const Dims& d = ref.dims;
   double rel_max = 0;
   for (int t = 0; t < d.T; ++t) {
     const std::size_t i = (std::size_t(b) * d.T + t) * d.H + h;
     const double a = std::fabs(ref.state_norm[i]);
-    if (a > 0 && std::isfinite(a)) rel_max = std::max(rel_max, be_n.err[i] / a);
-    if (rs[t].broken || be_n.nonfinite[i] || rel_max >= kBreakdown) return t;
+    const bool counts = for_norm || (a >= 0x1p-60 && a <= 0x1p60);
+    if (counts && a > 0 && std::isfinite(a) && !be_n.nonfinite[i]) rel_max = std::max(rel_max, be_n.err[i] / a);
+    if (rs[t].broken || (counts && be_n.nonfinite[i]) || rel_max >= kBreakdown) return t;
   }
   return d.T;
 }
@@ -252,25 +276,24 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
   const double f32 = std::ldexp(1.0, -24);
   for (int b = 0; b < d.B; ++b)
     for (int h = 0; h < d.H; ++h) {
-      // o: row t's scale m_t = max_i |ref|; the baseline's relative row error
-      // max_i |base - ref| / m_s, and its running maximum over s <= t.
-      const auto rs = o_row_scales(ref, be_o, b, h);
-      const int broken = breakdown_step(ref, rs, be_n, b, h);
+      // o: the baseline's relative row error against the row's terms, and its running maximum (o_row_scales).
       const auto sigma = state_scale(ref, b, h);
+      const auto rs = o_row_scales(ref, be_o, b, h, sigma, readout_gain);
+      const int broken = breakdown_step(ref, rs, be_n, b, h, false), broken_n = breakdown_step(ref, rs, be_n, b, h, true);
       auto row = [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; };
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
         const double m = rs[t].m, rel_max = rs[t].rel_max;
         const double floor = readout_gain.empty() ? 0.0 : terms_floor(sigma[t] * readout_gain[row(t)], d.Dk);
-        const double bg = m > 0 ? rel_max * m : rs[t].err;  // a row that is exactly 0: the baselines' absolute error
+        const double bg = rs[t].scale > 0 ? rel_max * rs[t].scale : rs[t].err;  // scale 0: the baselines' absolute error
         for (int i = 0; i < d.Dv; ++i) {
-          if (t >= broken) ch.beyond(cand.o[off + i], ref.o[off + i], t);
+          if (t >= broken || rs[t].skip) ch.beyond(cand.o[off + i], ref.o[off + i], t);
           else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, floor, bg, m, std::sqrt(double(d.Dk)),
                             "o", Worst{"", b, t, h, i});
         }
       }
       if (with_n)
-        ch.series(cand.state_norm, ref.state_norm, be_n, d.T, broken, row, [&](int t) { return terms_floor(sigma[t], d.Dk); },
+        ch.series(cand.state_norm, ref.state_norm, be_n, d.T, broken_n, row, [&](int t) { return terms_floor(sigma[t], d.Dk); },
                   f32, false, "state_norm", [&](int t) { return Worst{"", b, t, h, 0}; });
       const std::size_t ns = std::size_t(d.Dv) * d.Dk, na = std::size_t(d.Dk) * d.Dk, bh = std::size_t(b) * d.H + h;
       // The final S: its baselines' error is rounding, not a breakdown, within K times its floor.
@@ -288,7 +311,7 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
 std::vector<double> o_envelope(const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec, int b,
                                int h, const ModelConstants& k) {
   if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
-  const auto rs = o_row_scales(ref, baseline_error(ref.o, bases, &Outputs::o), b, h);
+  const auto rs = o_row_scales(ref, baseline_error(ref.o, bases, &Outputs::o), b, h, {}, {});  // no gain: relative to the rows
   std::vector<double> env(rs.size());
   for (std::size_t t = 0; t < rs.size(); ++t) {
     const double m = rs[t].m;
@@ -335,7 +358,7 @@ std::string Verdict::summary() const {
     << "]: cand " << worst.cand << " ref " << worst.ref << " err " << worst.err << " (" << worst.rel << " rel, " << worst.ulps
     << " ulp) tol " << worst.tol << " ratio " << worst.ratio << "; max group ratio " << max_group_ratio;
   if (beyond > 0)
-    s << "; " << beyond << " elements beyond the policy's accuracy (not judged) from t=" << first_beyond_step << ", "
+    s << "; " << beyond << " elements beyond the policy's accuracy (not judged), the first at t=" << first_beyond_step << ", "
       << beyond_nonfinite << " of them non-finite";
   return s.str();
 }

@@ -25,10 +25,12 @@
 // Twins need Dk = Dv in {16, 32, 64, 128}: D = 16, T <= 16, B <= 2, H <= 2 keep
 // the CI cost at a few seconds. Longer runs and replays (properties/README.md):
 //   RC_PARAMS="max_success=200 max_size=100" build/bin/test_twins
-//   RC_PARAMS="reproduce=..." build/bin/test_twins --gtest_filter=TwinsAgree.subnormal
+//   RC_PARAMS="reproduce=..." build/bin/test_twins --gtest_filter=Families/TwinsAgree.OnTheFamily/subnormal
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -108,9 +110,57 @@ Implied implied_out_of_domain(const Stream& s, const Options& opt) {
   return r;
 }
 
+// Why a valid run may have nothing to judge (every head beyond the policy from its first step): in every head the
+// first step leaves float's reach, with margins of four binades around float's limits:
+//  * a vector the step normalises (phi(k_0) under key normalisation, u_0 under u_unit_scaled) has a norm beyond
+//    2^60 or below 2^-60: its float sum of squares overflows past 2^64 (sqrt(FLT_MAX)) or underflows below 2^-63
+//    (subnormal squares), and the float policies normalise by that sum (a property of the policy, not of one twin);
+//  * a product the readout forms, bounded by max|v_0| sum|phi(q_0)| (numerator) or sum|phi(k_0)| sum|phi(q_0)|
+//    (denominator), beyond 2^100 (float overflows at 2^128) or, bounded from above, below 2^-120 (float's subnormals
+//    begin at 2^-126: such a numerator or denominator rounds to a coarse grid or to 0, o to 0 or NaN);
+//  * the double reference's first o row itself outside [2^-120, 2^120]: beyond FLT_MAX (a quotient of a small
+//    denominator, o_0 = 2e39 on a scale_extremes stream) or in float's subnormals;
+//  * lambda0 < 16 u_state (float: 2^-20; bf16-state, A stored in bf16: 2^-4): the first update
+//    A_1 = A_0 - z z^T / delta cancels entries of size 1 / lambda0 to size ~1, a relative error u_state / lambda0 in
+//    the stored A_1, every bit gone from lambda0 = 2 u_state on (three binades of margin; at float's threshold the
+//    double reference itself is no longer float-grade either: docs/FINDINGS.md, "Loss of accuracy of the reference").
+// Anything else judged on nothing is a gap in the error model.
+bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, const Outputs& ref) {
+  if (opt.lambda0 < 16 * u_state) return true;
+  const Dims& d = s.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  auto outside = [](double norm) { return norm >= 0x1p60 || norm <= 0x1p-60; };
+  for (int b = 0; b < d.B; ++b)
+    for (int h = 0; h < d.H; ++h) {
+      const std::size_t ok = d.off(b, 0, h, d.Dk), ov = d.off(b, 0, h, d.Dv);
+      double vmax = 0, q1 = 0, k1 = 0, k2 = 0, u2 = 0;
+      for (int j = 0; j < d.Dk; ++j) {
+        const double pk = std::fabs(core::phi(s.k[ok + j], elu1));
+        q1 += std::fabs(core::phi(s.q[ok + j], elu1));
+        k1 += pk;
+        k2 += pk * pk;
+        if (s.has_u()) u2 += s.u[ok + j] * s.u[ok + j];
+      }
+      double o0 = 0;
+      for (int i = 0; i < d.Dv; ++i) {
+        vmax = std::max(vmax, std::fabs(s.v[ov + i]));
+        o0 = std::max(o0, std::fabs(ref.o[ov + i]));  // o has v's layout
+      }
+      const bool explained = (opt.normalize_key() && outside(std::sqrt(k2))) || (s.has_u() && opt.u_unit_scaled && outside(std::sqrt(u2))) ||
+                             vmax * q1 >= 0x1p100 || k1 * q1 >= 0x1p100 || vmax * q1 <= 0x1p-120 || k1 * q1 <= 0x1p-120 ||
+                             !(o0 >= 0x1p-120 && o0 <= 0x1p120);
+      if (!explained) return false;
+    }
+  return true;
+}
+
 // Refused streams per family and preset: counted by the gate and implied by the family.
 struct Tally {
   int cases = 0, refused = 0, implied = 0;
+  long judged = 0, beyond = 0;  // output elements the model judged, and those beyond the policy (counted, not judged)
+  int judged_nothing = 0;       // valid runs of which not one element was judged
+  int judged_nothing_unexplained = 0;  // ... and whose stream does not explain it (may_judge_nothing)
+  std::string nothing_example;         // the first of those: the twin and the verdict
 };
 std::map<std::string, Tally>& tallies() {
   static std::map<std::string, Tally> t;
@@ -180,6 +230,17 @@ void twins_agree(Family f) {
       if (!refusal.empty()) RC_FAIL(where + ": the twin refused a valid stream: " + refusal);
       const accuracy::Verdict v = gate::judge(out, e).verdict;
       if (!v.pass) RC_FAIL(where + ": " + v.summary());
+      tally.judged += v.checked;
+      tally.beyond += v.beyond;
+      tally.judged_nothing += v.checked == 0;
+      if (v.checked == 0 && !may_judge_nothing(e.input, opt, twin.policy.precision().u_state, e.ref)) {
+        ++tally.judged_nothing_unexplained;
+        if (tally.nothing_example.empty()) {
+        const Dims& d = c.stream.dims;
+        tally.nothing_example = where + " B=" + std::to_string(d.B) + " T=" + std::to_string(d.T) + " H=" + std::to_string(d.H) + " lambda0=" +
+                                std::to_string(opt.lambda0) + ": " + v.summary();
+        }
+      }
       if (v.beyond > 0) tags.insert(to_string(p) + ": some steps beyond the policy's accuracy (counted, not judged)");
     }
   }
@@ -191,43 +252,39 @@ bool may_refuse(Family f, const std::string& key) {
   return f == Family::subnormal || (f == Family::sparse && key.ends_with("/" + to_string(Preset::vla_v3)));
 }
 
-// Cases per family: all 14 x 2 presets x 3 policies in a few seconds.
+// Cases per family: every family x 2 presets x 3 policies in a few seconds.
 constexpr int kCases = 20;
 
-#define VLA_TWINS_AGREE(fam)                                                                  \
-  TEST(TwinsAgree, fam) {                                                                     \
-    tallies().clear();                                                                        \
-    ::vla::props::test::check_property([] { twins_agree(Family::fam); }, kCases);             \
-    for (const auto& [key, t] : tallies()) {                                                  \
-      EXPECT_EQ(t.refused, t.implied) << key;                                                 \
-      if (!may_refuse(Family::fam, key)) EXPECT_EQ(t.refused, 0) << key;                      \
-      std::cout << key << ": " << t.refused << " of " << t.cases << " runs refused\n";        \
-    }                                                                                         \
-    if (Family::fam == Family::subnormal)                                                     \
-      EXPECT_GT(tallies()["subnormal/paper"].refused, 0) << "no tiny key was ever drawn";     \
-  }
+// Every family of all_families(), so that a family added there is covered here without a second list.
+class TwinsAgree : public ::testing::TestWithParam<Family> {};
 
-VLA_TWINS_AGREE(gaussian)
-VLA_TWINS_AGREE(uniform)
-VLA_TWINS_AGREE(student_t)
-VLA_TWINS_AGREE(cauchy)
-VLA_TWINS_AGREE(sparse)
-VLA_TWINS_AGREE(positive)
-VLA_TWINS_AGREE(repeated)
-VLA_TWINS_AGREE(orthogonal)
-VLA_TWINS_AGREE(near_collinear)
-VLA_TWINS_AGREE(rank_deficient)
-VLA_TWINS_AGREE(rotating)
-VLA_TWINS_AGREE(scale_extremes)
-VLA_TWINS_AGREE(subnormal)
-VLA_TWINS_AGREE(lambda_extremes)
+TEST_P(TwinsAgree, OnTheFamily) {
+  const Family fam = GetParam();
+  tallies().clear();
+  ::vla::props::test::check_property([fam] { twins_agree(fam); }, kCases);
+  for (const auto& [key, t] : tallies()) {
+    EXPECT_EQ(t.refused, t.implied) << key;
+    if (!may_refuse(fam, key)) EXPECT_EQ(t.refused, 0) << key;
+    std::cout << key << ": " << t.refused << " of " << t.cases << " runs refused; " << t.judged << " output elements judged, " << t.beyond
+              << " beyond the policy; " << t.judged_nothing << " valid runs judged on no element\n";
+    // A valid run has something to judge unless its stream puts the first step beyond float (may_judge_nothing):
+    // a run judged on nothing passes whatever the twin returns.
+    EXPECT_EQ(t.judged_nothing_unexplained, 0) << key << ": valid runs judged on no element, their streams inside float's reach; "
+                                               << "the first: " << t.nothing_example;
+    EXPECT_GT(t.judged, 0) << key;
+  }
+  if (fam == Family::subnormal) EXPECT_GT(tallies()["subnormal/paper"].refused, 0) << "no tiny key was ever drawn";
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, TwinsAgree, ::testing::ValuesIn(all_families()),
+                         [](const ::testing::TestParamInfo<Family>& i) { return to_string(i.param); });
 
 // Where the double reference is not float-grade (the counterexample of
 // docs/FINDINGS.md, "Loss of accuracy of the reference": it keeps < 24 bits),
 // the gate must not judge a candidate against it: the error model's baselines
 // break down there, so every element is counted beyond the policy, never passed
 // or failed, at every precision.
-TEST(TwinsAgree, GateJudgesNothingWhereTheDoubleReferenceIsNotFloatGrade) {
+TEST(TwinsOutsideFloatGrade, GateJudgesNothingWhereTheDoubleReferenceIsNotFloatGrade) {
   const Counterexample cx = load_counterexample(counterexample_dir() / "reference_double_accuracy_tiny_lambda.safetensors");
   for (impl::Kind kind : kKinds) {
     const gate::Expected e = gate::expect(cx.c.stream, cx.opt, kind);

@@ -141,16 +141,18 @@ TEST(GpuClaims, CrossoverPlantedBothWays) {
 }
 
 TEST(GpuClaims, TheCommittedReportIsRead) {
-  // When the source tree carries a GPU report, both claims are settled from it.
+  // The source tree carries GPU reports with the benchmark table (reports/gpu/, committed), so the claim is settled
+  // from the newest of them: a broken reader or parser fails here rather than leaving the claim inconclusive.
   RunContext ctx;  // repo_root: the source tree
+  const auto rep = find_gpu_report(ctx.root());
+  ASSERT_TRUE(rep.has_value()) << "no report with a benchmark table under " << ctx.root() << "/reports/gpu";
+  EXPECT_FALSE(rep->rows.empty());
+  EXPECT_NE(rep->gpu.find("NVIDIA"), std::string::npos) << rep->gpu;
   ClaimResult r;
   find_claim("fused-kernel-14x").run(ctx, r);
-  if (r.evidence.contains("report")) {
-    EXPECT_NE(r.verdict, Verdict::inconclusive);
-    EXPECT_FALSE(r.evidence["per configuration"].empty());
-  } else {
-    EXPECT_EQ(r.verdict, Verdict::inconclusive);
-  }
+  ASSERT_TRUE(r.evidence.contains("report")) << r.evidence.dump();
+  EXPECT_NE(r.verdict, Verdict::inconclusive);
+  EXPECT_FALSE(r.evidence["per configuration"].empty());
 }
 
 }  // namespace

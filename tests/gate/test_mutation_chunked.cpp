@@ -116,12 +116,19 @@ bool poisoned_by_a_later_step(const CaseResult& r, impl::Kind kind, int C) {
 // up as this test failing, and any other failure is new.
 const std::set<std::string> kRepeatedKeyFinding = {"chunked-bf16", "chunked-bf16/C32", "chunked-tf32", "chunked-tf32/C32"};
 constexpr const char* kRepeatedKeyCase = "anisotropic/paper/B1T4096H1D16";
+// Finding 3 of docs/CHUNKED.md section 6 (tf32 operands on small-lambda0 streams; chunked_tf32_lambda_extremes in
+// docs/FINDINGS.md), in the quick battery since the error model judges rows that cancel against their terms
+// (docs/ERROR_MODEL.md, 2026-12-05): this head was counted beyond the policy from t = 5 before, and is judged to
+// t = 19 now, where chunked-tf32's state norm is 20x its reference (its tf32 baselines: 0.12x).
+const std::set<std::string> kSmallLambdaTf32Finding = {"chunked-tf32", "chunked-tf32/C32"};
+constexpr const char* kSmallLambdaCase = "lambda_extremes/paper/B1T64H5D32";
 
 // VLA_GATE_HONEST_STREAMS raises the fuzz budget. Until the masked products
 // were made causal, every failure of this run was the overflow finding (then
 // ChunkedTwinsPassButForTheOverflowFinding); now none may fail but the
-// repeated-key finding's, and a failure that is the overflow mechanism says so.
-TEST(MutationChunked, ChunkedTwinsPassTheQuickGateButForTheRepeatedKeyFinding) {
+// recorded findings' (repeated keys; small lambda0 with tf32 operands), and a failure that is the overflow
+// mechanism says so.
+TEST(MutationChunked, ChunkedTwinsPassTheQuickGateButForTheRecordedFindings) {
   GateConfig cfg;
   cfg.quick = true;
   cfg.candidates = chunked_productions();
@@ -129,11 +136,15 @@ TEST(MutationChunked, ChunkedTwinsPassTheQuickGateButForTheRepeatedKeyFinding) {
   const char* streams = std::getenv("VLA_GATE_HONEST_STREAMS");
   cfg.fuzz_cases = streams ? std::atoi(streams) : 100;
   const GateReport rep = run_gate(cfg);
-  std::set<std::string> finding_failed;
+  std::set<std::string> finding_failed, small_lambda_failed;
   for (const auto& r : rep.results) {
     if (r.status != Status::fail) continue;
     if (r.suite == "battery" && r.id == kRepeatedKeyCase && kRepeatedKeyFinding.count(r.candidate)) {
       finding_failed.insert(r.candidate);
+      continue;
+    }
+    if (r.suite == "battery" && r.id == kSmallLambdaCase && kSmallLambdaTf32Finding.count(r.candidate)) {
+      small_lambda_failed.insert(r.candidate);
       continue;
     }
     const bool c32 = r.candidate.size() > 4 && r.candidate.substr(r.candidate.size() - 4) == "/C32";
@@ -142,6 +153,7 @@ TEST(MutationChunked, ChunkedTwinsPassTheQuickGateButForTheRepeatedKeyFinding) {
                   << (poisoned_by_a_later_step(r, kind, c32 ? 32 : 64) ? "\n  (a step poisoned by a later step's overflow in its chunk)" : "");
   }
   EXPECT_EQ(finding_failed, kRepeatedKeyFinding) << "the repeated-key finding no longer replays as recorded";
+  EXPECT_EQ(small_lambda_failed, kSmallLambdaTf32Finding) << "the small-lambda0 tf32 finding no longer replays as recorded";
   for (const auto& s : rep.summaries) {
     // Outside the domain (D = 128, chunked-bf16 and -tf32 without unit keys) is invalid, never the whole battery.
     EXPECT_GT(s.pass, s.invalid) << s.name;

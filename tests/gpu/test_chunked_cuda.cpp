@@ -209,7 +209,9 @@ void run_case(const Case& c, std::uint64_t seed) {
         }
         if (nf) fail(ltag + ": " + std::to_string(nf) + " non-finite (unwritten or overflowed) elements");
         if (!v.pass) fail(ltag + ": kernel outside the error model");
+        if (layout == gpu::ChunkedLayout::pipelined && !ts::same_bits(gpu, plain)) fail(ltag + ": the pipelined schedule differs from the plain one in some bit");
       }
+      if (!vt.pass) fail(tag + ": the CPU twin outside the error model: " + vt.summary());
     } catch (const std::exception& e) {
       use_layout(gpu::ChunkedLayout::automatic);
       fail(tag + ": " + e.what());

@@ -126,7 +126,7 @@ TEST(PlantedDrift, SubtleBiasDriftsOutAfterThePlantedStep) {
     EXPECT_GT(e.get<long>(), kPlantedStep) << "an exit before the defect exists would be a false alarm";
     EXPECT_LE(e.get<long>(), R["params"]["T"].get<long>()) << "the drift must be caught within the run";
   }
-  // The honest run's worst error bounds the planted one's before the defect.
+  // The same policy without the bias never leaves the envelope (no exit in any stream).
   const json H = run_drift(impl::Kind::bf16_state, 0.0f, 0);
   for (const auto& e : kind_of(H, "bf16-state")["exits"]) EXPECT_EQ(e.get<long>(), -1);
 }

@@ -44,7 +44,11 @@
 // the policy has accuracy. Breakdown: from the first step where the baselines
 // carry no correct bit (relative error >= kBreakdown) or overflow, a head's
 // elements (and its final S, A) are beyond what any implementation of the
-// policy computes: they are counted (Verdict::beyond), not judged.
+// policy computes: they are counted (Verdict::beyond), not judged. An o row's
+// relative error is taken against the scale of the terms it sums (sigma_t
+// ||phi(q_t)|| / |den_t|, with readout_gain), so a row that cancels is judged;
+// ||S_t||_F's error decides o's, S's and A's breakdown only while its float sum
+// of squares is in range (||S_t||_F in [2^-60, 2^60]).
 #pragma once
 
 #include <cstddef>
