@@ -101,6 +101,15 @@ TEST(ConstantMemory, TheCheckRunsAndHolds) {
   RunContext ctx;
   find_claim("constant-memory").run(ctx, r);
   EXPECT_EQ(r.verdict, Verdict::holds);
+  // The measurement sees growth where there is some: the KV cache's heap grows by at least its payload,
+  // (Dk + Dv) 8 bytes per step (a vector's slack only adds), while the recurrence adds nothing at any T.
+  const auto& heap = r.evidence.at("heap growth over T (measured)");
+  ASSERT_GE(heap.size(), 3u);
+  for (const auto& row : heap) {
+    const double T = row.at("T").get<double>();
+    EXPECT_EQ(row.at("VLA heap bytes added").get<double>(), 0.0) << T;
+    EXPECT_GE(row.at("KV cache heap bytes added").get<double>(), (16 + 16) * 8 * T) << T;
+  }
   // Planted false: a state that grows with t (a KV cache).
   std::vector<double> cache;
   for (int t = 1; t <= 8; ++t) cache.push_back(32.0 * t);
