@@ -129,7 +129,8 @@ void run(const RunContext& ctx, ClaimResult& r) {
   const double phi = (1 + std::sqrt(5.0)) / 2;
   r.summary = unit_exact ? "||J_t||_2 = 1 at every step tested"
                          : "||J_t||_2 = 1 only when c_t = a^.k^ = 1; measured up to " + sci(max_norm, 6) +
-                               " (sup: golden ratio " + sci(phi, 6) + ")";
+                               " on the ledger's short streams (" + std::to_string(steps) + " steps; longer streams reach "
+                               "more, e.g. vla report's jacobian section) (sup: golden ratio " + sci(phi, 6) + ")";
   r.conditions = {"Holds exactly when k^_t is an eigenvector of A_t (c_t = 1): the first step, or mutually orthogonal keys "
                   "(the orthogonal family: " + std::string(orthogonal_unit ? "norm 1 at every step" : "NOT norm 1") + ").",
                   "Fails for generic keys: J_t = I - k^ a^^T is an oblique (not orthogonal) projection-plus-identity."};

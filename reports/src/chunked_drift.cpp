@@ -265,7 +265,7 @@ Built build(const json& P, const json& R) {
 
   for (const std::string& kind : deps::chunked_kinds()) {
     if (worst_ratio.count(kind))
-      b.headlines.push_back({"largest ratio of the chunked to the fused worst row error on near-collinear keys, " + kind,
+      b.headlines.push_back({"largest ratio of the chunked to the fused worst row error on the near-collinear probe streams, " + kind,
                              std::isfinite(worst_ratio[kind]) ? Cell(num(worst_ratio[kind])) : Cell(text_cell("not finite")),
                              "chunked-drift"});
     if (exit_by_kind.count(kind))

@@ -93,7 +93,7 @@ Stream consumed_inputs(const Stream& s, impl::Kind kind) {
   return c;
 #else
   (void)s;
-  throw Unavailable("the kernels' input rounding (gpu/inputs.hpp) is not in this build, kernel " + impl::to_string(kind));
+  throw Unavailable("the kernels' input rounding (gpu/include/vla/gpu/inputs.hpp) is not in this build, kernel " + impl::to_string(kind));
 #endif
 }
 
@@ -106,13 +106,22 @@ std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options&
   const Outputs fwd = impl::run_plain(s, opt, kind, impl::PlainOrder::forward);
   const Outputs rev = impl::run_plain(s, opt, kind, impl::PlainOrder::reversed);
   const accuracy::Precision prec = accuracy::precision_of(kind);
+  // The o rows' readout gain, as the gate passes it (the floor and the rows' scale of terms: docs/ERROR_MODEL.md).
+  const std::vector<double> gain = accuracy::readout_gain(consumed_inputs(s, kind), opt);
+  const Dims& d = ref.dims;
   std::vector<Envelope> out;
-  for (int b = 0; b < ref.dims.B; ++b) {
-    for (int h = 0; h < ref.dims.H; ++h) {
+  for (int b = 0; b < d.B; ++b) {
+    for (int h = 0; h < d.H; ++h) {
       const Outputs r = head_of(ref, b, h), f = head_of(fwd, b, h), v = head_of(rev, b, h);
       const std::vector<const Outputs*> bases = {&f, &v};
+      std::vector<double> g(d.T);
+      for (int t = 0; t < d.T; ++t) g[t] = gain[(std::size_t(b) * d.T + t) * d.H + h];
       Envelope e;
-      e.first_fail_step = accuracy::check(head_of(cand, b, h), r, bases, prec).first_fail_step;
+      const accuracy::Verdict verdict = accuracy::check(head_of(cand, b, h), r, bases, prec, {}, g);
+      e.first_fail_step = verdict.first_fail_step;
+      e.not_judged = long(verdict.beyond);
+      e.judged = long(verdict.checked);
+      e.first_not_judged_step = verdict.beyond > 0 ? verdict.first_beyond_step : -1;
       e.o_rel = accuracy::o_envelope(r, bases, prec, 0, 0);
       e.source = "vla::accuracy::check and o_envelope, gpu/include/vla/gpu/error_model.hpp, docs/ERROR_MODEL.md";
       out.push_back(std::move(e));
@@ -121,7 +130,7 @@ std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options&
   return out;
 #else
   (void)kind, (void)s, (void)opt, (void)cand, (void)ref;
-  throw Unavailable("the error model (gpu/error_model.hpp) is not in this build");
+  throw Unavailable("the error model (gpu/include/vla/gpu/error_model.hpp) is not in this build");
 #endif
 }
 

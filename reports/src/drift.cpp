@@ -89,6 +89,8 @@ struct KindCurves {
   std::vector<std::vector<double>> o_rel, bits, env;  // per head, per step
   std::vector<std::vector<double>> s_rel;             // per head, per checkpoint
   std::vector<long> exits;                            // per head: the model's first failing step (0-based, -1 none)
+  std::vector<long> unjudged_from;                    // per head: the first step holding an element not judged (-1 none)
+  long judged = 0, not_judged = 0;                    // output elements, over the heads
   std::string env_source, env_missing;
 };
 
@@ -137,6 +139,9 @@ TaskResult run_task(const json& P, const std::string& family, int seed, const st
       for (auto& e : deps::envelopes(kind, s, opt, cand, ref.out)) {
         kc.env.push_back(std::move(e.o_rel));
         kc.exits.push_back(e.first_fail_step);
+        kc.unjudged_from.push_back(e.first_not_judged_step);
+        kc.judged += e.judged;
+        kc.not_judged += e.not_judged;
         kc.env_source = e.source;
       }
     } catch (const deps::Unavailable& e) {
@@ -216,6 +221,9 @@ json compute(const json& P, const RunEnv& env) {
         all.bits.insert(all.bits.end(), kc.bits.begin(), kc.bits.end());
         all.env.insert(all.env.end(), kc.env.begin(), kc.env.end());
         all.exits.insert(all.exits.end(), kc.exits.begin(), kc.exits.end());
+        all.unjudged_from.insert(all.unjudged_from.end(), kc.unjudged_from.begin(), kc.unjudged_from.end());
+        all.judged += kc.judged;
+        all.not_judged += kc.not_judged;
         all.s_rel.insert(all.s_rel.end(), kc.s_rel.begin(), kc.s_rel.end());
         if (!kc.env_source.empty()) env_source = kc.env_source;
         if (!kc.env_missing.empty()) env_missing = kc.env_missing;
@@ -255,6 +263,12 @@ json compute(const json& P, const RunEnv& env) {
         k["exits"] = exits;
         k["first_exit"] = first;
         k["curves_leaving"] = leaving;
+        long unjudged_first = -1;
+        for (long x : all.unjudged_from)
+          if (x >= 0) unjudged_first = unjudged_first < 0 ? x + 1 : std::min(unjudged_first, x + 1);  // 1-based step
+        k["elements_judged"] = all.judged;
+        k["elements_not_judged"] = all.not_judged;
+        k["first_not_judged_step"] = unjudged_first;
       }
       fam["kinds"].push_back(k);
     }
@@ -420,10 +434,11 @@ Built build(const json& P, const json& R) {
   t.caption = "Row error of o_t at the last step and over all steps, bits of error, and envelope exits";
   t.columns = {"family", "kernel", "median at T", "worst at T", "worst over all steps", "bits at T (median)",
                "S_T relative error (worst)", "envelope at T", "first step outside the envelope", "runs outside",
-               "runs"};
+               "output elements not judged", "first step not judged", "runs"};
   const bool have_env = !R.contains("envelope_missing");
   std::map<std::string, double> worst_by_kind;
   std::map<std::string, long> exit_by_kind;
+  std::map<std::string, double> judged_by_kind, unjudged_by_kind;
   for (const auto& fam : R["families"]) {
     for (const auto& k : fam["kinds"]) {
       const auto& a = k["at_T"];
@@ -436,14 +451,19 @@ Built build(const json& P, const json& R) {
         const long fe = k["first_exit"];
         if (a.contains("env_median")) row.push_back(num(a["env_median"].get<double>()));
         else row.push_back(text_cell("no per-step form"));
-        row.push_back(step_or_never(fe));
+        const double unjudged = k.value("elements_not_judged", 0.0);
+        const long first_unjudged = k.value("first_not_judged_step", -1L);
+        // "stays inside" only where every element was judged: an element beyond the policy is not inside anything.
+        row.push_back(fe > 0 ? step_or_never(fe) : unjudged > 0 ? text_cell("inside where judged") : step_or_never(fe));
         row.push_back(num(k["curves_leaving"].get<double>()));
+        row.push_back(num(unjudged));
+        row.push_back(first_unjudged > 0 ? Cell(num(double(first_unjudged))) : Cell(text_cell("none")));
+        judged_by_kind[kn] += k.value("elements_judged", 0.0);
+        unjudged_by_kind[kn] += unjudged;
         if (fe > 0) exit_by_kind[kn] = exit_by_kind.count(kn) ? std::min(exit_by_kind[kn], fe) : fe;
         else if (!exit_by_kind.count(kn)) exit_by_kind[kn] = -1;
       } else {
-        row.push_back(text_cell("n/a"));
-        row.push_back(text_cell("n/a"));
-        row.push_back(text_cell("n/a"));
+        for (int i = 0; i < 5; ++i) row.push_back(text_cell("n/a"));
       }
       row.push_back(num(k["curves"].get<double>()));
       t.rows.push_back(row);
@@ -453,7 +473,11 @@ Built build(const json& P, const json& R) {
     s.blocks.push_back(para("The envelope is the error model's ({source}): a kernel leaves it at the first step "
                             "where the model rejects one of its output elements, each judged against the tolerance "
                             "the model derives for that element from the precision policy and the stream's "
-                            "conditioning.",
+                            "conditioning. It measures whether a kernel is as accurate as its precision policy "
+                            "allows, not whether the policy is accurate enough: a wide envelope (bf16-state's) "
+                            "admits large errors. Where the policy's own runs keep no correct bit (a row that "
+                            "cancels, or every step after the policy breaks down), elements are not judged: they "
+                            "are counted in the table, and such a kernel is only inside where judged.",
                             {{"source", Code{R["envelope_source"].get<std::string>()}}}));
   } else {
     s.status = "partial";
@@ -464,6 +488,11 @@ Built build(const json& P, const json& R) {
   s.blocks.push_back(t);
   for (const auto& fam : R["families"]) {
     s.blocks.push_back(para("Family {f}: {source}.", {{"f", Code{fam["family"]}}, {"source", Code{fam["source"].get<std::string>()}}}));
+    if (fam["family"] == "anisotropic")
+      s.blocks.push_back(para("This family is built so that its later steps amplify earlier errors by up to about the "
+                              "square root of T (docs/FINDINGS.md, \"Gradient flow through many steps\"): every kernel's "
+                              "error rises over its last steps, and the envelope rises with it; a large error here is the "
+                              "stream's conditioning, which the envelope measures, not a kernel defect."));
     s.blocks.push_back(o_figure(P, fam));
     s.blocks.push_back(s_figure(P, fam));
     s.blocks.push_back(bits_figure(P, fam));
@@ -478,9 +507,14 @@ Built build(const json& P, const json& R) {
                              num(worst_by_kind[kn]), "drift"});
   }
   for (const std::string& kn : names) {
-    if (exit_by_kind.count(kn))
-      b.headlines.push_back(
-          {"first step outside the error model's envelope, kernel " + kn + ", any family", step_or_never(exit_by_kind[kn]), "drift"});
+    if (!exit_by_kind.count(kn)) continue;
+    const long fe = exit_by_kind[kn];
+    const bool some_unjudged = unjudged_by_kind[kn] > 0;
+    b.headlines.push_back({"first step outside the error model's envelope, kernel " + kn + ", any family",
+                           fe > 0 || !some_unjudged ? step_or_never(fe) : text_cell("inside where judged"), "drift"});
+    if (some_unjudged)
+      b.headlines.push_back({"share of its output elements the model could not judge (beyond the policy), kernel " + kn,
+                             num(unjudged_by_kind[kn] / (unjudged_by_kind[kn] + judged_by_kind[kn])), "drift"});
   }
   if (min_ratio > 0)
     b.headlines.push_back({"how many times smaller the double reference's error is than the fp32 kernel's (least over "

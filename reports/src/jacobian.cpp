@@ -229,7 +229,8 @@ Figure boxes(const json& R, bool normalised) {
   f.caption = normalised
                   ? "Spectral norm of each step's Jacobian with the paper's normalisation, over all steps and streams, "
                     "per head dimension and lambda0. The paper's unit-Jacobian proposition says it is exactly one (dotted line)."
-                  : "The same with the key and gate normalisation removed (logarithmic axis).";
+                  : "Spectral norm of each step's Jacobian with the key and gate normalisation removed, over all "
+                    "steps and streams, per head dimension and lambda0 (logarithmic axis).";
   return f;
 }
 

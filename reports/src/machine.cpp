@@ -1,3 +1,4 @@
+#include "vla/report/cache.hpp"
 #include "vla/report/machine.hpp"
 
 #include <gmp.h>
@@ -75,7 +76,10 @@ nlohmann::json version_info() {
   for (auto& c : boost)
     if (c == '_') c = '.';
   return {{"vla-verify", VLA_PROJECT_VERSION},
-          {"git_commit", commit},
+          // The source tree's commit when the report was made; the numbers are those of the executable (cached
+          // results are keyed on its hash), which may have been built from another state of the tree.
+          {"source_commit_at_report_time", commit},
+          {"executable_hash (the cache key)", executable_id()},
           {"compiler", std::string("g++ ") + __VERSION__},
           {"boost", boost},
           {"eigen", eigen.str()},

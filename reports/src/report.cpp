@@ -139,7 +139,12 @@ Outcome run_report(const Config& cfg) {
               {"stage_timings", timings}};
   SummaryInputs si{cfg, env, doc.meta, built, results};
   doc.sections.push_back(build_summary(si));
-  for (auto& b : built) doc.sections.push_back(std::move(b.section));
+  for (auto& b : built) {
+    // Each section says how to rerun it alone (its stages are cached, so this takes seconds after a full run).
+    const std::string profile = cfg.profile == Profile::full ? "" : cfg.profile == Profile::quick ? " --quick" : " --tiny";
+    b.section.blocks.push_back(para("Reproduce this section: {cmd}.", {{"cmd", Code{"vla report" + profile + " --sections " + b.section.id}}}));
+    doc.sections.push_back(std::move(b.section));
+  }
 
   // Plots: one gnuplot run per figure, into the staging folder.
   const fs::path figs = staging.path() / "figures";

@@ -63,12 +63,12 @@ Outputs planted_kernel(const Stream& s, const Options& opt, impl::Kind kind) {
 }
 
 // The drift stage on one family with the planted kernel in place of bf16-state.
-json run_drift(impl::Kind planted, float bias, int T) {
+json run_drift(impl::Kind planted, float bias, int T, const std::string& family = "gaussian") {
   RunEnv env;
   env.jobs = 1;
   const Stage st = drift_stage();
   json P = st.params(Profile::tiny, env);
-  P["families"] = {"gaussian"};
+  P["families"] = {family};
   if (T > 0) P["T"] = T;
   EXPECT_EQ(P["D"], 16);
   g_bias = bias;
@@ -136,4 +136,35 @@ TEST(PlantedDrift, TheSameKernelBeforeItsDefectStaysInside) {
   const json R = run_drift(impl::Kind::fp32, 0x1p-10f, int(kPlantedStep));
   for (const auto& k : R["families"][0]["kinds"])
     for (const auto& e : k["exits"]) EXPECT_EQ(e.get<long>(), -1) << k["kind"];
+}
+
+// Elements the model cannot judge are counted, with the first step holding one, and a kernel with some is never
+// said to "stay inside": the drift table says "inside where judged" beside the count (bf16-state's honest runs
+// have such rows: its own policy keeps no correct bit in them, docs/ERROR_MODEL.md).
+TEST(PlantedDrift, ElementsNotJudgedAreCountedAndNamed) {
+  // Near-collinear keys, long enough for bf16-state's rows to lose their bits (step 164 in the quick report's run).
+  const json R = run_drift(impl::Kind::fp32, 0.0f, 1024, "near_collinear");
+  for (const auto& k : R["families"][0]["kinds"]) {
+    ASSERT_TRUE(k.contains("elements_not_judged")) << k["kind"];
+    const double unjudged = k["elements_not_judged"], judged = k["elements_judged"];
+    const long first = k["first_not_judged_step"];
+    EXPECT_GT(judged, 0.0) << k["kind"];
+    EXPECT_EQ(unjudged > 0, first > 0) << k["kind"];
+  }
+  const Built b = drift_stage().build(R["params"], R);
+  int rows_with_unjudged = 0;
+  for (const auto& block : b.section.blocks)
+    if (const auto* t = std::get_if<Table>(&block); t && t->columns.size() > 10)
+      for (const auto& row : t->rows) {
+        const auto* kernel = std::get_if<Code>(&row[1]);
+        const auto* unjudged = std::get_if<Num>(&row[10]);
+        ASSERT_TRUE(kernel && unjudged);
+        if (unjudged->value > 0) {
+          ++rows_with_unjudged;
+          const auto* verdict = std::get_if<std::string>(&row[8]);
+          ASSERT_TRUE(verdict) << kernel->text;
+          EXPECT_EQ(*verdict, "inside where judged") << kernel->text;
+        }
+      }
+  EXPECT_GT(rows_with_unjudged, 0) << "bf16-state's honest run has no unjudged row on this stream any more: pick another";
 }

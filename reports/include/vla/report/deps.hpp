@@ -39,6 +39,9 @@ Stream consumed_inputs(const Stream& s, impl::Kind kind);
 struct Envelope {
   std::vector<double> o_rel;   // per step
   long first_fail_step = -1;   // 0-based; -1 when every step is inside
+  // Elements the model does not judge (beyond the policy: its own runs keep no
+  // correct bit there) and the first step holding one; -1 when all are judged.
+  long not_judged = 0, judged = 0, first_not_judged_step = -1;
   std::string source;          // the function and document it comes from
 };
 std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options& opt, const Outputs& cand,
