@@ -338,7 +338,8 @@ Figure bits_figure(const json& P, const json& fam) {
   }
   f.caption = "Error of o_t in bits, as Herbie reports it: per element the base-two logarithm of one plus the "
               "distance in ulps of the output's format (float32 for fp32, bf16 for the bf16 kernels), averaged over "
-              "the elements of the step. Zero bits means correctly rounded; the format's width means no correct bit.";
+              "the elements of the step. Zero bits means correctly rounded; the format's significand width (float32's or "
+              "bf16's) means no correct bit, so the two formats' bits are not comparable.";
   return f;
 }
 
@@ -432,7 +433,7 @@ Built build(const json& P, const json& R) {
   // Headline table per family and kind.
   Table t;
   t.caption = "Row error of o_t at the last step and over all steps, bits of error, and envelope exits";
-  t.columns = {"family", "kernel", "median at T", "worst at T", "worst over all steps", "bits at T (median)",
+  t.columns = {"family", "kernel", "median at T", "worst at T", "worst over all steps", "bits of error at T (median, in the output's format)",
                "S_T relative error (worst)", "envelope at T", "first step outside the envelope", "runs outside",
                "output elements not judged", "first step not judged", "runs"};
   const bool have_env = !R.contains("envelope_missing");

@@ -333,7 +333,8 @@ Built build(const json& P, const json& R) {
        {"fams", Code{fams}},
        {"src", Code{R["step_norm_source"].get<std::string>()}}}));
   Table t;
-  t.caption = "Step Jacobian norms and the amplification through all steps";
+  t.caption = "Step Jacobian norms and the amplification through all steps (normalisation: both, the paper's key and "
+              "gate normalisation; none, both removed)";
   t.columns = {"normalisation", "d_h", "lambda0", "median ||J_t||_2", "max ||J_t||_2", "steps T",
                "||J_T ... J_1||_2 (median)", "||J_T ... J_1||_2 (max)"};
   for (const auto& c : R["configs"]) {
