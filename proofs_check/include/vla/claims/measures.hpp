@@ -73,6 +73,9 @@ struct UnnormStats {
 UnnormStats unnormalized_stats(int dh, double lambda0, double scale, int steps, std::uint64_t seed);
 // ||J_T ... J_1 - lambda0 A_T||_F / ||lambda0 A_T||_F at the calling precision.
 double telescoping_residual(int dh, double lambda0, double scale, int steps, std::uint64_t seed);
+// The same stream with penalty directions u_t of its own (unit, i.i.d. gaussian directions: the paper's learned
+// directions, independent of the keys): ||J_1||, max_t ||J_t|| and ||J_T ... J_1||.
+UnnormStats unnormalized_stats_own_u(int dh, double lambda0, double scale, int steps, std::uint64_t seed);
 
 // capacity-exact-recall: max_i ||S_n k^_i - v_i|| / ||v_i|| after the stream.
 double recall_error(const Stream& s, const Options& opt);
