@@ -23,11 +23,15 @@
 namespace vla::claims {
 namespace {
 
+// The numbers a model carries from step to step: S and the normaliser n for every model, and the inverse
+// penalty A for VLA only (the shared HeadState holds an A for every model, which linear attention and DeltaNet
+// never read).
 struct SizeLog {
   std::vector<double>* sizes;
+  bool with_A;
   void operator()(int, int, int, const core::HeadState<double>& st, const core::Workspace<double>&,
                   const core::StepInfo<double>&) const {
-    sizes->push_back(double(st.S.size() + st.A.size() + st.n.size()));
+    sizes->push_back(double(st.S.size() + (with_A ? st.A.size() : 0) + st.n.size()));
   }
 };
 
@@ -99,7 +103,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
     Options o;
     o.model = m;
     std::vector<double> sizes;
-    ref::run_recurrent<double, ref::RefPolicy<double>>(s, o, SizeLog{&sizes});
+    ref::run_recurrent<double, ref::RefPolicy<double>>(s, o, SizeLog{&sizes, m == Model::vla});
     if (m == Model::vla) vla_sizes = sizes;
     const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
     rows.push_back({{"model", to_string(m)}, {"numbers stored, min over t", *lo}, {"max over t", *hi},

@@ -188,7 +188,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
                                 "normalised";
   r.conditions = {"M_t = lambda0 I + sum_{s<=t} u_s u_s^T as the spec defines it (A_t = M_t^{-1}).",
                   "The unit-gate recursion matches no cumulative objective sum_s w_s ||v_s - S k^_s||^2 + tr(S R S^T) "
-                  "(cycle test: " + sci(cyc_unit.diff_hi, 3) + " from 1 at 256 bits, " + sci(cyc_unit.diff_lo, 3) +
+                  "(cycle test: " + sci(cyc_unit.diff_hi, 6) + " from 1 at 256 bits, " + sci(cyc_unit.diff_lo, 6) +
                       " at 128)."};
   r.evidence["method"] = "argmin by solving S (K K^T + M_t) = V K^T at MPFR (LU), compared with the recursion's S_t "
                          "(reference trace) at every step, at 128 and 256 bits";
