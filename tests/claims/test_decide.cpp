@@ -59,7 +59,9 @@ TEST(Decide, AboutAtTheClaimsDigits) {
 }
 
 TEST(Decide, LinearAttentionGrowth) {
-  EXPECT_EQ(decide_la_growth({Growth::linear, Growth::sqrt_like}), Verdict::holds);
+  EXPECT_EQ(decide_la_growth({Growth::linear, Growth::linear}), Verdict::holds);
+  EXPECT_EQ(decide_la_growth({Growth::linear, Growth::sqrt_like}), Verdict::conditional);
+  EXPECT_EQ(decide_la_growth({Growth::linear, Growth::bounded}), Verdict::conditional);
   EXPECT_EQ(decide_la_growth({Growth::sqrt_like}), Verdict::conditional);
   EXPECT_EQ(decide_la_growth({Growth::bounded, Growth::bounded}), Verdict::refuted);
   EXPECT_EQ(decide_la_growth({Growth::linear, Growth::superlinear}), Verdict::refuted);

@@ -19,9 +19,10 @@ bool rounds_to(double measured, double claimed, int significant_digits);
 // "about 10^e" for a claim given as a power of ten: |log10(measured) - e| < 1/2.
 bool same_order_of_magnitude(double measured, double claimed_power_of_ten);
 
-// la-norm-growth: "grows as O(T)", i.e. unbounded and at most linear, with the
-// worst case linear. Any family faster than T refutes it, as does no growth at
-// all; growth only like sqrt(T) makes it conditional (grows, but not linearly).
+// la-norm-growth: "grows as O(T)", read as the paper measures it (1,600 at
+// T = 1,000): linearly. Linear on every family holds; linear on some and only
+// like sqrt(T) (or bounded) on others is conditional on the inputs; any family
+// faster than T refutes it, as does no growth at all.
 Verdict decide_la_growth(const std::vector<Growth>& per_family);
 
 // prop1-bounded-state: "self-limiting under bounded inputs": every bounded-input
