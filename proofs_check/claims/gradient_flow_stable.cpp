@@ -128,6 +128,9 @@ void run(const RunContext& ctx, ClaimResult& r) {
               sci(Ts.back(), 6) + " steps, ~sqrt(T)/2 (fitted exponent " + sci(fit.exponent, 3) +
               "); at most polynomial in T (derived bound)";
   r.conditions = {
+      "Read as the paper states it, stable at arbitrary depth: no explosion means a gradient's amplification bounded "
+      "independently of depth, no vanishing means its attenuation likewise; the corrected statement gives the growth "
+      "that does occur (polynomial in depth, never exponential).",
       "Random streams: " + std::to_string(above_phi) + " of " + std::to_string(streams) +
           " have a window amplifying by more than the golden ratio (more than any single step can); largest " +
           sci(largest, 4) + ".",
