@@ -179,10 +179,11 @@ void run(const RunContext& ctx, ClaimResult& r) {
     c.description = "Dk = 2, lambda0 = 1: e_1 written four times, then e_2 four times. The old direction e_1 is exactly as "
                     "contracted after the recent writes as e_2 (both 1/5): nothing recovers.";
     c.input = stream_json(cx, co);
-    c.quantity = "e_1^T A_8 e_1 - e_2^T A_8 e_2 (old minus recent)";
-    c.claimed = "> 0 (directions written long ago contract less than recently written ones)";
-    c.computed = mp_str(Mp(o - n), 10) + " (e_1^T A e_1 = " + mp_str(o, 20) + ")";
-    c.margin = hp::as_double(Mp(Mp(1) - o));  // the old direction is still contracted by this much (times 1/lambda0)
+    c.quantity = "1 - lambda0 e_1^T A_8 e_1: the contraction the old direction e_1 still carries after the recent writes";
+    c.claimed = "about 0 (a recency-weighted penalty releases a direction as its writes recede)";
+    c.computed = mp_str(Mp(Mp(1) - o), 10) + " (e_1^T A e_1 = " + mp_str(o, 20) + ", exactly the recent e_2's " +
+                 mp_str(n, 20) + ")";
+    c.margin = hp::as_double(Mp(Mp(1) - o));  // in the quantity's units: the contraction not released
     c.precision_bits = kBitsHi;
     r.counterexample = c;
   }
