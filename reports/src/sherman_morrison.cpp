@@ -201,13 +201,18 @@ Built build(const json& P, const json& R) {
        {"seeds", num(P["seeds"].get<double>())},
        {"src", Code{R["residual_source"].get<std::string>()}}}));
   Table t;
-  t.caption = "||A_T M_T - I||_F at the last step (median over seeds) and the condition number of M_T";
-  t.columns = {"family", "preset", "condition number of M_T"};
+  t.caption = "||A_T M_T - I||_F at the last step (median over seeds), the condition number of M_T, and the residual "
+              "that rounding alone makes at float's and at bf16's unit roundoff";
+  t.columns = {"family", "preset", "condition number of M_T", "rounding scale, float (D u cond)", "rounding scale, bf16 (D u cond)"};
+  // First-order yardstick: an inverse kept to working precision u leaves ||A M - I|| of order D u cond(M) (a
+  // backward-stable inverse; Higham, ch. 14). Above it by orders of magnitude, A_T is not an inverse of M_T.
+  const double D = P["D"].get<double>(), u_float = 0x1p-24, u_bf16 = 0x1p-8;
   for (const auto& im : R["families"][0]["presets"][0]["impls"]) t.columns.push_back(im["impl"].get<std::string>());
   std::map<std::string, double> worst;
   for (const auto& fam : R["families"]) {
     for (const auto& p : fam["presets"]) {
-      std::vector<Cell> row = {Code{fam["family"]}, Code{p["preset"]}, num(p["cond_M_median"].back().get<double>())};
+      const double cond = p["cond_M_median"].back().get<double>();
+      std::vector<Cell> row = {Code{fam["family"]}, Code{p["preset"]}, num(cond), num(D * u_float * cond), num(D * u_bf16 * cond)};
       for (const auto& im : p["impls"]) {
         const double v = im["median"].back();
         row.push_back(num(v));
@@ -217,6 +222,10 @@ Built build(const json& P, const json& R) {
     }
   }
   s.blocks.push_back(t);
+  s.blocks.push_back(para("How to read it: a residual of the order of the rounding scale of the implementation's state "
+                          "(float for fp32 and bf16, bf16 for bf16-state, which stores A in bf16) is that precision's "
+                          "rounding; one of order one or more means A_T is no longer an inverse of M_T, as with "
+                          "vla-v3's ridge by design."));
   for (const auto& fam : R["families"]) s.blocks.push_back(figure(fam));
   for (const auto& [impl, w] : worst)
     b.headlines.push_back({"largest ||A_T M_T - I||_F at the last step, paper preset, " + impl, num(w), "sherman-morrison"});
