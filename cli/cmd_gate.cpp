@@ -94,7 +94,7 @@ int run(const GateArgs& a) {
   files.output("--json", a.json);
   files.output("--md", a.md);
   files.output("--write-baseline", a.write_baseline);
-  if (!a.baseline.empty() && !(a.write_baseline.empty() ? false : same_file(a.baseline, a.write_baseline)))
+  if (!a.baseline.empty() && !(!a.write_baseline.empty() && same_file(a.baseline, a.write_baseline)))
     files.input("--baseline", a.baseline);  // refreshing the baseline it was compared with is allowed (--force)
   files.check();
   if (!a.baseline.empty() && !fs::exists(a.baseline)) throw InputError("--baseline " + a.baseline + " does not exist");

@@ -54,6 +54,16 @@ Options unnormalised(double lambda0) {
   return opt;
 }
 
+// The product J_T ... J_1 of the stream's step Jacobians from A_0 = I / lambda0, at the calling precision; `each`
+// receives every factor.
+hp::Mat<Mp> step_product(const Stream& s, const Options& opt, std::vector<hp::Mat<Mp>>* each = nullptr) {
+  core::HeadState<Mp> first;
+  first.reset(s.dims.Dk, 1, opt.lambda0);
+  std::vector<hp::Token<Mp>> toks;
+  for (int t = 0; t < s.dims.T; ++t) toks.push_back(hp::token_at<Mp>(s, t));
+  return hp::right_factor_product(first, toks, opt, each);
+}
+
 }  // namespace
 
 namespace measure {
@@ -63,13 +73,8 @@ UnnormStats unnormalized_stats(int dh, double lambda0, double scale, int steps, 
   const Options opt = unnormalised(lambda0);
   UnnormStats m;
   ref::MpfrPrecision p(kBitsHi);
-  core::HeadState<Mp> first;
-  first.reset(dh, 1, lambda0);
-  std::vector<hp::Token<Mp>> toks;
-  for (int t = 0; t < steps; ++t) toks.push_back(hp::token_at<Mp>(s, t));
   std::vector<hp::Mat<Mp>> each;
-  const hp::Mat<Mp> P = hp::right_factor_product(first, toks, opt, &each);
-  m.product = hp::spectral_norm(hp::as_double(P));
+  m.product = hp::spectral_norm(hp::as_double(step_product(s, opt, &each)));
   const auto tr = ref::trace_head<Mp>(s, opt, ref::TraceOptions{});
   m.lambda0_A = lambda0 * hp::spectral_norm(hp::as_double(tr.back().A));
   double mass = 0;  // sum_{s<=t} ||phi(k_s)||^2
@@ -99,11 +104,7 @@ UnnormStats unnormalized_stats(int dh, double lambda0, double scale, int steps, 
 double telescoping_residual(int dh, double lambda0, double scale, int steps, std::uint64_t seed) {
   const Stream s = scaled_stream(dh, scale, steps, seed);
   const Options opt = unnormalised(lambda0);
-  core::HeadState<Mp> first;
-  first.reset(dh, 1, lambda0);
-  std::vector<hp::Token<Mp>> toks;
-  for (int t = 0; t < steps; ++t) toks.push_back(hp::token_at<Mp>(s, t));
-  const hp::Mat<Mp> P = hp::right_factor_product(first, toks, opt);
+  const hp::Mat<Mp> P = step_product(s, opt);
   const hp::Mat<Mp> LA = ref::trace_head<Mp>(s, opt, ref::TraceOptions{}).back().A * Mp(lambda0);
   return hp::as_double(Mp((P - LA).norm() / LA.norm()));
 }
@@ -120,12 +121,8 @@ UnnormStats unnormalized_stats_own_u(int dh, double lambda0, double scale, int s
   const Options opt = unnormalised(lambda0);
   UnnormStats m;
   ref::MpfrPrecision p(kBitsHi);
-  core::HeadState<Mp> first;
-  first.reset(dh, 1, lambda0);
-  std::vector<hp::Token<Mp>> toks;
-  for (int t = 0; t < steps; ++t) toks.push_back(hp::token_at<Mp>(s, t));
   std::vector<hp::Mat<Mp>> each;
-  m.product = hp::spectral_norm(hp::as_double(hp::right_factor_product(first, toks, opt, &each)));
+  m.product = hp::spectral_norm(hp::as_double(step_product(s, opt, &each)));
   for (int t = 0; t < steps; ++t) {
     const double sigma = hp::spectral_norm(hp::as_double(each[std::size_t(t)]));
     if (t == 0) m.first_step = sigma;
@@ -180,7 +177,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
   // telescopes. Swept over lambda0 at scale 1 (lambda0 = 5 makes (d_h/lambda0)^25 = 1e32 at d_h = 96).
   const std::vector<double> own_lambdas = quick ? std::vector<double>{1, 5, 100} : std::vector<double>{0.1, 1, 5, 10, 100};
   Json own_rows = Json::array();
-  std::vector<double> own_x, own_step;
+  std::vector<double> own_x, own_step, own_product;
   std::size_t own_agree = 0;
   double own_hi = 0;
   for (double l : own_lambdas) {
@@ -189,6 +186,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
     own_hi = std::max(own_hi, m.product);
     own_x.push_back(dh / l);
     own_step.push_back(m.first_step);
+    own_product.push_back(m.product);
     own_rows.push_back({{"lambda0", l}, {"d_h/lambda0", dh / l}, {"||J_1||", m.first_step}, {"max_t ||J_t||", m.max_step},
                         {"||J_25...J_1||", m.product}, {"about 1e32", same_order_of_magnitude(m.product, 32.0)}});
   }
@@ -197,12 +195,11 @@ void run(const RunContext& ctx, ClaimResult& r) {
   // (the sweep brackets it), so bisect in log lambda0 between the sweep's neighbours around 1e32.
   double l32 = 0;
   for (std::size_t i = 0; i + 1 < own_lambdas.size() && l32 == 0; ++i) {
+    if (!(own_product[i] >= 1e32 && own_product[i + 1] < 1e32)) continue;
     double lo = own_lambdas[i], hi = own_lambdas[i + 1];
-    auto prod = [&](double l) { return measure::unnormalized_stats_own_u(dh, l, 1.0, steps, 1).product; };
-    if (!(prod(lo) >= 1e32 && prod(hi) < 1e32)) continue;
     for (int it = 0; it < 10; ++it) {
       const double mid = std::sqrt(lo * hi);
-      (prod(mid) >= 1e32 ? lo : hi) = mid;
+      (measure::unnormalized_stats_own_u(dh, mid, 1.0, steps, 1).product >= 1e32 ? lo : hi) = mid;
     }
     l32 = std::sqrt(lo * hi);
   }

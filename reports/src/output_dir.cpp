@@ -21,8 +21,6 @@ namespace {
 
 std::string staging_prefix(const fs::path& dest) { return "." + dest.filename().string() + ".partial-"; }
 
-std::string fmt_more(std::size_t n) { return " and " + std::to_string(n) + " more"; }
-
 // Removes staging folders of runs that no longer exist (killed with SIGKILL, power cut).
 void remove_stale(const fs::path& dest) {
   const fs::path parent = dest.parent_path().empty() ? fs::path(".") : dest.parent_path();
@@ -85,7 +83,7 @@ std::vector<std::string> foreign_entries(const fs::path& dir) {
 std::string refusal(const fs::path& dest, const std::vector<std::string>& foreign) {
   std::string names;
   for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
-  if (foreign.size() > 5) names += fmt_more(foreign.size() - 5);
+  if (foreign.size() > 5) names += " and " + std::to_string(foreign.size() - 5) + " more";
   return "--out " + dest.string() + " holds a previous report and files that report did not write (" + names +
          "); replacing the folder would delete them: move them out, or choose another --out";
 }

@@ -57,9 +57,14 @@ TEST(Reports, JunitJsonMarkdown) {
   EXPECT_FALSE(verdict_passed(missed, true));
 }
 
-TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {
+// A new empty folder for a baseline file (removed by the test).
+fs::path fresh_dir() {
   std::string t = (fs::path(::testing::TempDir()) / "vla-base-XXXXXX").string();
-  const fs::path dir = ::mkdtemp(t.data());
+  return ::mkdtemp(t.data());
+}
+
+TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {
+  const fs::path dir = fresh_dir();
   const fs::path file = dir / "baseline.json";
   GateConfig cfg;
   cfg.quick = true;
@@ -86,8 +91,7 @@ TEST(Reports, BaselineFlagsAWorsenedStatisticOnly) {
 
 // Refreshing the baseline from a run of some implementations replaces theirs and keeps every other entry.
 TEST(Reports, BaselineRefreshKeepsTheCandidatesTheRunDidNotRun) {
-  std::string t = (fs::path(::testing::TempDir()) / "vla-base-XXXXXX").string();
-  const fs::path dir = ::mkdtemp(t.data());
+  const fs::path dir = fresh_dir();
   const fs::path file = dir / "baseline.json";
   GateConfig cfg;
   cfg.quick = true;
