@@ -160,6 +160,7 @@ Figure drift_figure(const json& fam) {
   f.plot = step_plot("chunked_drift_o_" + name, "Chunked against recurrent drift, family " + gp_literal(name),
                      "row error max_i |o_{t,i} - o^{ref}_{t,i}| / max_i |o^{ref}_{t,i}|", fam["T"].get<double>());
   int colour = 0;
+  std::vector<std::string> fused_drawn;  // chunked-fp32 and chunked-tf32 share fused fp32: one curve, one legend entry
   for (const auto& k : fam["kinds"]) {
     const std::string kn = k["kind"], fn = k["fused"];
     Series ch{kn + " median", Series::Style::line, colour};
@@ -171,12 +172,16 @@ Figure drift_figure(const json& fam) {
     Series ev{kn + " envelope", Series::Style::dotted, colour};
     ev.x = k["env_median"]["x"].get<std::vector<double>>();
     ev.y = k["env_median"]["y"].get<std::vector<double>>();
-    for (Series* s : {&ch, &fu, &ev}) f.plot.series.push_back(*s);
+    const bool fused_new = std::find(fused_drawn.begin(), fused_drawn.end(), fn) == fused_drawn.end();
+    if (fused_new) fused_drawn.push_back(fn);
+    for (Series* s : {&ch, &fu, &ev})
+      if (s != &fu || fused_new) f.plot.series.push_back(*s);
     ++colour;
   }
   f.caption = "Error of o_t per step against the double reference (relative to the row's largest element), median over "
               "heads: each chunked implementation (solid), the fused recurrent kernel with the same inputs and state "
-              "precision (dashed, same colour), and the error model's envelope at the chunked policy's own precision "
+              "precision (dashed, the colour of the first chunked implementation it stands beside: chunked-fp32 and "
+              "chunked-tf32 share fused fp32), and the error model's envelope at the chunked policy's own precision "
               "(dotted). Family " + name + ". Both axes logarithmic.";
   return f;
 }

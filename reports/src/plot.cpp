@@ -255,6 +255,10 @@ void render_plot(const Plot& p, const std::string& dir) {
                     (s.style != Series::Style::boxes ||
                      (s.lo.size() == s.x.size() && s.q1.size() == s.x.size() && s.q3.size() == s.x.size() && s.hi.size() == s.x.size()));
     if (!ok) throw std::logic_error("plot " + p.id + ": series '" + s.title + "' has mismatched lengths");
+    // A legend naming two curves alike leaves the reader unable to tell them apart.
+    const auto same = [&](const Series& o) { return o.title == s.title; };
+    if (!s.title.empty() && std::count_if(p.series.begin(), p.series.end(), same) > 1)
+      throw std::logic_error("plot " + p.id + ": two series are titled '" + s.title + "'");
   }
   write_text(dir + "/" + p.id + ".dat", data_blocks(p));
   write_text(dir + "/" + p.id + ".gp", script(p, p.id));

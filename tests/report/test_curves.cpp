@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "vla/report/curves.hpp"
+#include "vla/report/plot.hpp"
 
 using namespace vla::report;
 
@@ -61,4 +63,22 @@ TEST(Spread, MedianAndWorstStepByStep) {
   const Spread s = spread({{1, 5}, {2, 1}, {3, 3}});
   EXPECT_EQ(s.median, (std::vector<double>{2, 3}));
   EXPECT_EQ(s.worst, (std::vector<double>{3, 5}));
+}
+
+TEST(RenderPlot, RefusesTwoCurvesTitledAlike) {
+  // Checked before any file is written: the folder need not exist.
+  Plot p;
+  p.id = "twins";
+  Series a{"fused fp32 median", Series::Style::line, 0}, b{"fused fp32 median", Series::Style::dashed, 1};
+  a.x = b.x = {1.0, 2.0};
+  a.y = b.y = {1e-7, 2e-7};
+  p.series = {a, b};
+  try {
+    render_plot(p, "/nonexistent-vla-dir");
+    FAIL() << "a plot with two series titled alike was rendered";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("two series are titled 'fused fp32 median'"), std::string::npos) << e.what();
+  }
+  p.series[1].title = "";  // an untitled curve has no legend entry to confuse: it fails only at writing the file now
+  EXPECT_THROW(render_plot(p, "/nonexistent-vla-dir"), std::runtime_error);
 }
