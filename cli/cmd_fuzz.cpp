@@ -60,8 +60,11 @@ std::vector<gate::Candidate> candidates_of(const FuzzArgs& a, const std::string&
   return {a.ext.candidate()};
 }
 
-// How a printed replay reruns a case of the kernel outside this repository.
-std::string with_command(const FuzzArgs& a, const std::string& replay) { return a.ext.given() ? a.ext.replay(replay) : replay; }
+// What a replay needs beyond the case to rerun it as it was judged: the device (a CPU twin's failure must not be
+// replayed on the CUDA kernel of a GPU host), or the kernel outside this repository with its policy.
+std::string replay_options(const FuzzArgs& a, impl::Device dev) {
+  return a.ext.given() ? a.ext.replay("") : " --device " + impl::to_string(dev);
+}
 
 void check_external(const FuzzArgs& a) {
   a.ext.check();
@@ -73,6 +76,7 @@ void check_external(const FuzzArgs& a) {
 std::uint64_t parse_u64(const std::string& s, const char* opt) {
   try {
     std::size_t n = 0;
+    if (s.empty() || s[0] == '-' || s[0] == '+') throw std::invalid_argument("signed");  // stoull would wrap "-1" to 2^64 - 1
     const unsigned long long v = std::stoull(s, &n, 0);
     if (n != s.size()) throw std::invalid_argument("trailing characters");
     return v;
@@ -102,6 +106,23 @@ void print_verdict(const std::string& what, const gate::Judgement& j) {
                                                                                : (j.reason.empty() ? j.verdict.summary() : j.reason));
 }
 
+// A case file read back; any error names the file (the spec's checks, e.g. lambda0, do not know it).
+gate::StoredCase load_named(const fs::path& f) {
+  try {
+    return gate::load_case(f);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw InputError(what.find(f.string()) == std::string::npos ? f.string() + ": " + what : what);
+  }
+}
+
+// Judging nothing is no pass (as vla gate's "judged on no case"): a kernel that skipped every stream, or streams all
+// outside the domain, show nothing.
+int nothing_judged(const std::string& what) {
+  std::cout << what << ": every judgement was outside the domain (skipped or refused): nothing is shown\n";
+  return kExitFail;
+}
+
 int merge(const FuzzArgs& a, CLI::Option* o_replay) {
   if (a.corpus.empty()) throw InputError("--merge needs --corpus OUT, the folder that receives the merged cases");
   refuse_campaign_options(a, "--merge", {o_replay, a.o_impl, a.o_device});
@@ -109,13 +130,12 @@ int merge(const FuzzArgs& a, CLI::Option* o_replay) {
   std::vector<fs::path> files;
   for (const auto& d : a.merge)
     for (const auto& f : gate::case_files(d)) files.push_back(f);  // checks each folder exists first
+  // Every case read before the corpus is touched: a bad file leaves no half-merged corpus.
+  std::vector<gate::StoredCase> cases;
+  for (const auto& f : files) cases.push_back(load_named(f));
   prepare_corpus(a.corpus);
   int added = 0, dup = 0;
-  for (const auto& f : files) {
-    const gate::StoredCase c = gate::load_case(f);
-    const gate::SavedCase s = gate::copy_case(a.corpus, c);
-    (s.existed ? dup : added) += 1;
-  }
+  for (const auto& c : cases) (gate::copy_case(a.corpus, c).existed ? dup : added) += 1;
   std::cout << fmt::format("vla fuzz --merge: {} cases read from {} folder(s); {} added to {}, {} duplicates skipped\n", files.size(),
                            a.merge.size(), added, a.corpus, dup);
   return kExitOk;
@@ -127,20 +147,33 @@ int replay(const FuzzArgs& a, CLI::Option* o_corpus) {
   const std::vector<fs::path> files = gate::case_files(a.replay);
   // Judging nothing is no pass (as vla gate's "judged on no case").
   if (files.empty()) throw InputError("--replay " + a.replay + " holds no case file (*.safetensors, as vla fuzz --corpus saves them)");
-  int fails = 0, n = 0;
+  // Every case and its implementations resolved before any verdict: a bad file is named, not found half-way.
+  std::vector<std::pair<gate::StoredCase, std::vector<gate::Candidate>>> work;
   for (const auto& f : files) {
-    const gate::StoredCase c = gate::load_case(f);
+    gate::StoredCase c = load_named(f);
     const std::string names = a.o_impl->count() ? a.impl : c.impl;
-    for (const auto& cand : candidates_of(a, names, dev)) {
+    try {
+      auto cands = candidates_of(a, names, dev);
+      work.emplace_back(std::move(c), std::move(cands));
+    } catch (const std::exception& e) {
+      throw InputError(f.string() + ": " + e.what());
+    }
+  }
+  int fails = 0, n = 0, invalid = 0;
+  for (const auto& [c, cands] : work) {
+    const fs::path& f = c.file;
+    for (const auto& cand : cands) {
       const gate::Judgement j = gate::judge_in_domain(cand, gate::expect(c.stream, c.opt, cand.policy));
       ++n;
       fails += j.status == gate::Status::fail;
+      invalid += j.status == gate::Status::invalid;
       print_verdict(fmt::format("{} on {} ({}, B={} T={} H={} D={})", cand.name, f.filename().string(), c.origin, c.stream.dims.B,
                                 c.stream.dims.T, c.stream.dims.H, c.stream.dims.Dk),
                     j);
     }
   }
   std::cout << fmt::format("vla fuzz --replay: {} of {} judgements fail\n", fails, n);
+  if (!fails && invalid == n) return nothing_judged("vla fuzz --replay");
   return fails ? kExitFail : kExitOk;
 }
 
@@ -210,12 +243,14 @@ int run(const FuzzArgs& a, CLI::Option* o_corpus, CLI::Option* o_replay) {
                                  fc.origin, jd.reason.empty() ? jd.verdict.summary() : jd.reason, sh.judgements, d.B, d.T, d.H, d.Dk,
                                  sh.judgement.reason.empty() ? sh.judgement.verdict.summary() : sh.judgement.reason);
         if (!a.corpus.empty()) {
-          const gate::SavedCase s = gate::save_case(a.corpus, c, sh.stream, fc.opt, fc.origin, seed, sh.judgement.verdict.summary());
+          const gate::SavedCase s =
+              gate::save_case(a.corpus, c, sh.stream, fc.opt, fc.origin, seed, sh.judgement.verdict.summary(), replay_options(a, dev));
           saved += !s.existed;
-          std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << with_command(a, s.replay)
-                    << "\n";
+          std::cout << "    " << (s.existed ? "already in the corpus: " : "saved ") << s.file.string() << "\n    replay: " << s.replay << "\n";
         } else {
-          std::cout << "    replay: " << with_command(a, fmt::format("vla fuzz --impl {} --case-seed 0x{:016x}{}", c.name, seed, limits)) << "\n";
+          const std::string impl_arg = a.ext.given() ? "" : " --impl " + c.name;  // the external kernel is named by its options
+          std::cout << "    replay: vla fuzz" << impl_arg << fmt::format(" --case-seed 0x{:016x}", seed) << limits << replay_options(a, dev)
+                    << "\n";
         }
         std::cout << std::flush;
       }
@@ -227,6 +262,7 @@ int run(const FuzzArgs& a, CLI::Option* o_corpus, CLI::Option* o_replay) {
                            "shrinking excluded); {} failures{}\n",
                            streams, judged, invalid, t, judged / work, streams / work, failures,
                            a.corpus.empty() ? "" : fmt::format(", {} new cases in {}", saved, a.corpus));
+  if (!failures && invalid == judged) return nothing_judged("vla fuzz");
   return failures ? kExitFail : kExitOk;
 }
 

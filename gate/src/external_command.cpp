@@ -26,6 +26,7 @@
 #include "vla/gate/external.hpp"
 #include "vla/gate/fuzz.hpp"
 #include "vla/gate/spec_args.hpp"
+#include "interrupt_cleanup.hpp"
 
 namespace vla::gate {
 
@@ -61,6 +62,7 @@ CommandResult run_once(const Invoke& invoke, const Policy& policy, const Stream&
   std::string dir = (fs::temp_directory_path() / "vla-ext-XXXXXX").string();
   if (!::mkdtemp(dir.data())) throw std::runtime_error("cannot create a temporary folder under " + fs::temp_directory_path().string());
   const fs::path in = fs::path(dir) / "input.safetensors", out = fs::path(dir) / "output.safetensors";
+  const FolderGuard removed_if_interrupted(dir);
   CommandResult r;
   try {
     write_case_stream(in, s, opt, policy);
@@ -155,6 +157,8 @@ class Server {
       ::execl("/bin/sh", "sh", "-c", cmd_.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
+    ::setpgid(pid_, pid_);  // as the child does: whichever runs first
+    group_ = std::make_unique<GroupGuard>(pid_);
     ::close(down[0]);
     ::close(up[1]);
     to_ = ::fdopen(down[1], "w");
@@ -220,11 +224,13 @@ class Server {
     }
     status_ = st;
     pid_ = -1;
+    group_.reset();
   }
   std::string cmd_;
   double limit_s_ = 0;  // per answer; 0: none
   bool started_ = false;
   pid_t pid_ = -1;
+  std::unique_ptr<GroupGuard> group_;  // killed if vla is interrupted
   int status_ = -1;
   std::FILE* to_ = nullptr;
   int from_ = -1;
@@ -246,6 +252,7 @@ int run_shell(const std::string& line, const fs::path& err, double limit_s) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // as the child does: whichever runs first
+  const GroupGuard killed_if_interrupted(pid);
   const auto t0 = std::chrono::steady_clock::now();
   int st = 0;
   for (;;) {

@@ -250,36 +250,55 @@ std::string case_hash(const std::string& impl, const Stream& s, const Options& o
 
 namespace {
 
+// A case file at the hash's name holds this case when it loads and hashes alike; anything else there (a file the
+// user put, a truncated write of another tool) is not taken for it.
+bool holds_case(const fs::path& file, const std::string& name, const std::string& impl) {
+  try {
+    const StoredCase c = load_case(file);
+    return c.impl == impl && case_hash(c.impl, c.stream, c.opt) == name;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 SavedCase write_case(const fs::path& dir, const std::string& impl, const Stream& s, const Options& opt, io::Metadata m) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw std::invalid_argument("corpus folder " + dir.string() + " does not exist");
   SavedCase out;
   const std::string name = case_hash(impl, s, opt);
   out.file = dir / (name + ".safetensors");
-  out.replay = "vla fuzz --replay " + out.file.string();
+  const fs::path cmd_file = dir / (name + ".cmd");
+  // An absolute path: the replay runs from any folder. The options that rerun the case as it was judged (the device,
+  // or the external kernel's command and policy) travel with it, also through --merge.
+  out.replay = "vla fuzz --replay " + fs::absolute(out.file).lexically_normal().string() + m["gate.replay_options"];
   if (fs::exists(out.file, ec)) {
+    if (!holds_case(out.file, name, impl))
+      throw std::invalid_argument(out.file.string() + " is in the corpus under this case's name but does not hold this case; "
+                                  "move it away (nothing was written)");
     out.existed = true;
     return out;
   }
+  if (fs::exists(cmd_file, ec))
+    throw std::invalid_argument(cmd_file.string() + " is in the corpus without its case file; move it away (nothing was written)");
   m["tool"] = io::tool_version();
   m["gate.impl"] = impl;
   m["gate.replay"] = out.replay;
   put_options(m, opt);
   io::save_stream(out.file, s, io::DType::F64, m, false);
   const std::string cmd = "# replays " + out.file.filename().string() + " (" + impl + ", " + m["gate.origin"] + ")\n" + out.replay + "\n";
-  io::write_file_atomically(dir / (name + ".cmd"),
-                            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(cmd.data()), cmd.size()), true);
+  io::write_file_atomically(cmd_file, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(cmd.data()), cmd.size()), false);
   return out;
 }
 
 }  // namespace
 
 SavedCase save_case(const fs::path& dir, const Candidate& c, const Stream& s, const Options& opt, const std::string& origin,
-                    std::uint64_t seed, const std::string& verdict) {
+                    std::uint64_t seed, const std::string& verdict, const std::string& replay_options) {
   io::Metadata m;
   m["gate.origin"] = origin;
   m["gate.seed"] = fmt::format("0x{:016x}", seed);
   m["gate.verdict"] = verdict;
+  m["gate.replay_options"] = replay_options;
   return write_case(dir, c.name, s, opt, m);
 }
 

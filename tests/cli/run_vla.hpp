@@ -16,8 +16,9 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-inline Result run_vla(const std::string& args) {
-  const std::string cmd = std::string("'") + VLA_BIN + "' " + args + " 2>&1";
+// A shell command line, its standard error joined to its output.
+inline Result run_shell(const std::string& line) {
+  const std::string cmd = "(" + line + ") 2>&1";
   Result r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -27,6 +28,8 @@ inline Result run_vla(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
+
+inline Result run_vla(const std::string& args) { return run_shell(std::string("'") + VLA_BIN + "' " + args); }
 
 class CliTest : public ::testing::Test {
  protected:

@@ -199,3 +199,31 @@ TEST_F(GateCli, FuzzFindsShrinksSavesReplaysShardsAndMerges) {
   r = run_vla("fuzz --shard 3/2");
   EXPECT_EQ(r.code, 2) << r.output;
 }
+
+// What vla fuzz keeps is replayable as it was judged, and a bad file is named before anything is judged or written.
+TEST_F(GateCli, FuzzReplaysCarryTheDeviceAndBadFilesAreNamedBeforeAnyWork) {
+  auto r = run_vla("fuzz --impl mutant:query-lag --cases 2 --shrink-budget 5 --device cpu --corpus " + path("c"));
+  ASSERT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(" --device cpu\n"), std::string::npos) << "a saved replay names the device:\n" << r.output;
+  r = run_vla("fuzz --impl mutant:query-lag --case-seed 0x1 --device cpu");
+  EXPECT_NE(r.output.find("--device cpu"), std::string::npos) << r.output;
+  EXPECT_EQ(run_vla("fuzz --case-seed -1 --device cpu").code, 2);  // not wrapped to 2^64 - 1
+
+  // A folder of one good case and one whose spec is invalid: the replay names the bad file and judges nothing.
+  const auto good = gate::case_files(path("c"));
+  ASSERT_FALSE(good.empty());
+  fs::create_directory(path("mix"));
+  fs::copy_file(good[0], path("mix") + "/0good.safetensors");
+  io::StreamFile f = io::load_stream(good[0]);
+  f.metadata["spec.lambda0"] = "-1";
+  io::save_stream(path("mix") + "/1bad.safetensors", f.stream, io::DType::F64, f.metadata, false);
+  r = run_vla("fuzz --replay " + path("mix"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("1bad.safetensors"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("0good.safetensors"), std::string::npos) << "judged before the bad file was found:\n" << r.output;
+  // The same folder merged: refused, and no corpus folder is made.
+  r = run_vla("fuzz --merge " + path("mix") + " --corpus " + path("m"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("1bad.safetensors"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("m")));
+}

@@ -32,6 +32,19 @@ std::string printed_replay(const std::string& output, const std::string& start) 
   return output.substr(from, output.find('\n', from) - from);
 }
 
+// The replay command of the first .cmd file of a corpus folder ("" when there is none).
+std::string first_cmd_line(const std::string& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".cmd") {
+      std::ifstream f(e.path());
+      std::string line;
+      std::getline(f, line);
+      std::getline(f, line);
+      return line;
+    }
+  return "";
+}
+
 class External : public CliTest {
  protected:
   nlohmann::json manifest() {
@@ -207,6 +220,19 @@ TEST_F(ExternalCmd, GateAndFuzzReachTheCommandAndReplayIt) {
   const auto re = run_vla(again);
   EXPECT_EQ(re.code, 1) << again << "\n" << re.output;
   EXPECT_NE(re.output.find("1 of 1 judgements fail"), std::string::npos) << re.output;
+  // The corpus's own .cmd file holds the same command (it held the bare --replay, refused for want of the kernel),
+  // with the case's absolute path: it replays from any folder, also after a merge.
+  const std::string line = first_cmd_line(path("corpus"));
+  ASSERT_EQ(line.rfind("vla fuzz --replay /", 0), 0u) << line;
+  EXPECT_NE(r.output.find("replay: " + line + "\n"), std::string::npos) << "not a printed replay: " << line << "\n" << r.output;
+  const auto from_elsewhere = cli::test::run_shell("cd / && '" + std::string(VLA_BIN) + "'" + line.substr(3));
+  EXPECT_EQ(from_elsewhere.code, 1) << line << "\n" << from_elsewhere.output;
+  EXPECT_NE(from_elsewhere.output.find("1 of 1 judgements fail"), std::string::npos) << from_elsewhere.output;
+  r = run_vla("fuzz --merge '" + path("corpus") + "' --corpus '" + path("merged") + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string merged = first_cmd_line(path("merged"));
+  EXPECT_NE(merged.find("--external-cmd"), std::string::npos) << merged;
+  EXPECT_EQ(run_vla(merged.substr(4)).code, 1) << merged;
 }
 
 // vla bench times the command beside ours, and --check judges it in the same table.
@@ -232,6 +258,21 @@ TEST_F(ExternalCmd, BenchTimesAndChecksIt) {
   EXPECT_EQ(r.code, 1) << r.output;
   std::ifstream f(path("bad.json"));
   EXPECT_EQ(nlohmann::json::parse(f)["results"][1]["error_model"]["pass"], false);
+}
+
+// A kernel that skips every stream has shown nothing: vla fuzz fails as vla gate does, in a campaign and a replay.
+TEST_F(ExternalCmd, FuzzOfAKernelThatSkipsEverythingFails) {
+  auto r = run_vla("fuzz --cases 3 --external-cmd 'exit 77 # {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
+  r = run_vla("fuzz --cases 2 --external-serve 'while read l; do echo skip not mine; done' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
+  r = run_vla("fuzz --impl mutant:query-lag --cases 2 --shrink-budget 5 --corpus '" + path("c") + "'");
+  ASSERT_EQ(r.code, 1) << r.output;
+  r = run_vla("fuzz --replay '" + path("c") + "' --external-cmd 'exit 77 # {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
 }
 
 TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "vla/gate/fuzz.hpp"
@@ -93,4 +94,30 @@ TEST(Fuzz, CorpusRoundTripReplayAndMerge) {
   EXPECT_EQ(added, 2);
   EXPECT_EQ(dup, 1);
   EXPECT_EQ(case_files(out.p).size(), 2u);
+}
+
+// A file at a case's name that does not hold the case, or a .cmd without its case, is the user's: never taken for
+// the case nor overwritten.
+TEST(Fuzz, CorpusRefusesForeignFilesAtACasesName) {
+  TempDir a, b;
+  const Candidate& m = mutant("mutant:query-lag");
+  const Options opt = preset_options(Preset::vla_v3);
+  const Stream s = props::make_stream(props::Family::student_t, Dims{1, 9, 2, 16, 16}, 6);
+  const SavedCase c = save_case(a.p, m, s, opt, "random:student_t", 42, "FAIL", " --device cpu");
+  EXPECT_NE(c.replay.find(fs::absolute(c.file).lexically_normal().string() + " --device cpu"), std::string::npos) << c.replay;
+  EXPECT_EQ(load_case(c.file).metadata.at("gate.replay_options"), " --device cpu");
+  // An empty file under the case's name.
+  std::ofstream(b.p / c.file.filename()).flush();
+  EXPECT_THROW(save_case(b.p, m, s, opt, "random:student_t", 42, "FAIL"), std::invalid_argument);
+  EXPECT_EQ(fs::file_size(b.p / c.file.filename()), 0u);
+  // A .cmd of the user's without the case file.
+  fs::remove(b.p / c.file.filename());
+  const fs::path cmd = b.p / fs::path(c.file.filename()).replace_extension(".cmd");
+  std::ofstream(cmd) << "mine\n";
+  EXPECT_THROW(save_case(b.p, m, s, opt, "random:student_t", 42, "FAIL"), std::invalid_argument);
+  EXPECT_FALSE(fs::exists(b.p / c.file.filename()));
+  std::ifstream in(cmd);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "mine");
 }

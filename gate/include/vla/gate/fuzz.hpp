@@ -54,14 +54,18 @@ Shrunk shrink(const Candidate& c, const Stream& failing, const Options& opt, int
 // A failure kept as a safetensors case (inputs in F64, with the options, the
 // implementation, the verdict and the replay command in its metadata) plus a
 // `.cmd` file holding the command. Named by a hash of its content, so a case
-// found twice is stored once. Returns the case file's path.
+// found twice is stored once. Returns the case file's path. `replay_options` are
+// appended to the replay command (" --device cpu", or an external kernel's
+// options) and kept in the metadata, so that --merge carries them. A file at the
+// case's name that does not hold this case, or a lone `.cmd`, is refused.
 struct SavedCase {
   std::filesystem::path file;
   std::string replay;
   bool existed = false;
 };
 SavedCase save_case(const std::filesystem::path& dir, const Candidate& c, const Stream& s, const Options& opt,
-                    const std::string& origin, std::uint64_t seed, const std::string& verdict);
+                    const std::string& origin, std::uint64_t seed, const std::string& verdict,
+                    const std::string& replay_options = "");
 
 // A stored case, read back.
 struct StoredCase {
