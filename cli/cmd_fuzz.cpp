@@ -218,8 +218,16 @@ int run(const FuzzArgs& a, CLI::Option* o_corpus, CLI::Option* o_replay) {
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   long streams = 0, judged = 0, invalid = 0, failures = 0, saved = 0;
   double shrink_s = 0;
+  double last_progress = 0;  // a long campaign says where it is every 10 s (on stderr: the log on stdout stays the verdicts)
   for (std::uint64_t j = 0;; ++j) {
     if (one ? j >= 1 : (a.cases > 0 ? long(j) >= a.cases : elapsed() >= a.seconds)) break;
+    if (const double now = elapsed(); now - last_progress >= 10) {
+      last_progress = now;
+      std::cerr << fmt::format("vla fuzz: {:.0f} s{}, {} cases, {} judged, {} failures\n", now,
+                               a.cases > 0 ? "" : fmt::format(" of {}", a.seconds), a.cases > 0 ? fmt::format("{} of {}", j, a.cases) : std::to_string(j),
+                               judged, failures)
+                << std::flush;
+    }
     const std::uint64_t seed = one ? single : gate::case_seed(a.seed, gate::shard_index(shard, shards, j));
     for (const gate::Policy& policy : policies) {
       const gate::FuzzCase fc = gate::make_fuzz_case(seed, policy.input(), lim);
