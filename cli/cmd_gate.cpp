@@ -32,7 +32,7 @@ struct GateArgs {
   ExternalKernelOptions ext;
   int fuzz_cases = -1;
   std::uint64_t fuzz_seed = 1;
-  CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr;
+  CLI::Option *o_impl = nullptr, *o_fuzz_cases = nullptr, *o_fuzz_seed = nullptr, *o_quick = nullptr, *o_device = nullptr, *o_case = nullptr;
 };
 
 // --export-cases: the battery as input files for a harness outside this repository.
@@ -61,6 +61,8 @@ int run(const GateArgs& a) {
       if (given) throw InputError(std::string(name) + " does not apply with " + mode);
   };
   a.ext.check(false);  // --external-timeout's value, and only with a command or server
+  if (a.o_case->count() > 0 && a.only_case.empty()) throw InputError("--case '': give a battery case's id (the JSON report lists them)");
+  if (a.all_cases && !a.mutation) throw InputError("--all-cases applies with --mutation only (a gate run judges every case anyway)");
   if (!a.export_cases.empty()) {
     refuse_with("--export-cases", {{ext, "--external"}, {a.ext.given(), a.ext.flag().c_str()}, {!a.cases.empty(), "--cases"}, {a.mutation, "--mutation"}, {a.o_impl->count() > 0, "--impl"},
                                    {!a.junit.empty() || !a.json.empty() || !a.md.empty(), "a report file"},
@@ -128,25 +130,36 @@ int run(const GateArgs& a) {
   } else {
     cfg.candidates = a.mutation ? gate::find_candidates("mutants,honest", dev) : gate::find_candidates(a.impl, dev);
     cfg.fuzz_cases = a.fuzz_cases >= 0 ? a.fuzz_cases : (a.quick ? 100 : 1000);
+    for (std::size_t i = 0; i < cfg.candidates.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (cfg.candidates[i].name == cfg.candidates[k].name)
+          throw InputError("--impl names " + cfg.candidates[i].name + " twice (directly or through a group)");
   }
+  if (!a.only_case.empty()) cfg.fuzz_cases = 0;  // --case runs that battery case alone
   if (!ext) cfg.fuzz_seed = a.fuzz_seed;  // an export's fuzz cases keep the seed they were exported with
   cfg.only_case = a.only_case;
-  if (!a.baseline.empty()) gate::check_baseline(a.baseline, cfg.quick, cfg.device);  // before the run, not after it
+  if (!a.baseline.empty()) {  // before the run, not after it
+    std::vector<std::string> production;
+    for (const auto& c : cfg.candidates)
+      if (c.role == gate::Role::production) production.push_back(c.name);
+    gate::check_baseline(a.baseline, cfg.quick, cfg.device, production);
+  }
   cfg.stop_at_first_failure = a.mutation && !a.all_cases;
+  cfg.mutation_campaign = a.mutation;
+  const std::string budget = !a.only_case.empty() ? "the battery case '" + a.only_case + "' alone"
+                                                  : fmt::format("battery + {} fuzz cases (seed {})", cfg.fuzz_cases, cfg.fuzz_seed);
 
   if (ext)
     std::cout << fmt::format("vla gate: {} battery + {} exported fuzz cases, an external kernel's outputs in {} (cases in {}), judged as {}\n",
                              cfg.quick ? "quick" : "full", cfg.fuzz_cases, a.external, a.cases, cfg.candidates.front().policy.name())
               << std::flush;
   else if (cmd)
-    std::cout << fmt::format("vla gate: {} mode, an external kernel {} `{}`, judged as {}; battery + {} fuzz cases (seed {})\n",
-                             cfg.quick ? "quick" : "full", a.ext.how(), a.ext.command(), cfg.candidates.front().policy.name(), cfg.fuzz_cases,
-                             cfg.fuzz_seed)
+    std::cout << fmt::format("vla gate: {} mode, an external kernel {} `{}`, judged as {}; {}\n", cfg.quick ? "quick" : "full", a.ext.how(),
+                             a.ext.command(), cfg.candidates.front().policy.name(), budget)
               << std::flush;
   else
-    std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); battery + {} fuzz cases (seed {})\n",
-                             a.quick ? "quick" : "full", cfg.device, dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(),
-                             cfg.fuzz_cases, cfg.fuzz_seed)
+    std::cout << fmt::format("vla gate: {} mode, device {}{}; {} implementation(s); {}\n", a.quick ? "quick" : "full", cfg.device,
+                             dev == impl::Device::cpu ? " (CPU twins)" : "", cfg.candidates.size(), budget)
               << std::flush;
   // An external case replays with vla check on its two files (the gate cannot rerun that kernel).
   // A command-run kernel replays with the same command.
@@ -155,17 +168,20 @@ int run(const GateArgs& a) {
     if (cmd) return a.ext.replay(r.replay);
     return r.replay;
   };
+  constexpr int kShownFailures = 20;  // the console's; the reports list every failure
   int shown = 0;
   gate::GateReport rep = gate::run_gate(cfg, [&](const gate::CaseResult& r) {
     if (r.status != gate::Status::fail) return;
     const bool mutant = r.candidate.rfind("mutant:", 0) == 0;
     if (mutant) {
       std::cout << fmt::format("  rejected {} at {} {}\n", r.candidate, r.suite, r.id) << std::flush;
-    } else if (shown++ < 20) {
+    } else if (shown++ < kShownFailures) {
       std::cout << fmt::format("  FAIL {} {} {}: {}\n    replay: {}\n", r.candidate, r.suite, r.id, r.message, replay_of(r)) << std::flush;
     }
   });
   if (!a.only_case.empty() && rep.results.empty()) throw InputError("--case '" + a.only_case + "' names no battery case of this mode");
+  if (shown > kShownFailures)
+    std::cout << fmt::format("  ... and {} more failures (every one, with its replay, in --json, --junit and --md)\n", shown - kShownFailures);
   if (ext || cmd)
     for (auto& r : rep.results) r.replay = replay_of(r);
   if (!a.baseline.empty()) gate::compare_with_baseline(rep, a.baseline);
@@ -179,20 +195,15 @@ int run(const GateArgs& a) {
   if (a.mutation && a.all_cases) std::cout << "\n" << gate::campaign_table(rep) << "\n";
   if (!a.junit.empty()) files.set("--junit", gate::junit_xml(rep));
   if (!a.json.empty()) files.set("--json", gate::json_report(rep));
-  if (!a.md.empty()) files.set("--md", gate::markdown_summary(rep, a.mutation));
+  if (!a.md.empty()) files.set("--md", gate::markdown_summary(rep));
   if (!a.write_baseline.empty()) files.set("--write-baseline", gate::baseline_text(rep, a.write_baseline));
   files.write();
   if (!a.write_baseline.empty())
     std::cout << "  wrote the accuracy baseline (" << (cfg.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
-  // An external kernel that skipped or refused every case has shown nothing: that is no pass.
-  bool judged_something = true;
-  if (ext || cmd)
-    for (const auto& s : rep.summaries)
-      if (s.pass + s.fail == 0) {
-        judged_something = false;
-        std::cout << "  " << s.name << " was judged on no case (every case outside its domain): nothing is shown\n";
-      }
-  const bool ok = gate::verdict_passed(rep, a.mutation) && judged_something;
+  // A candidate that every case skipped or found outside its domain has shown nothing: that is no pass.
+  for (const auto& n : rep.judged_nothing())
+    std::cout << "  " << n << " was judged on no case (every case outside its domain): nothing is shown\n";
+  const bool ok = rep.passed();
   std::cout << fmt::format("vla gate: {} in {:.1f} s\n", ok ? "PASSED" : "FAILED", rep.seconds);
   return ok ? kExitOk : kExitFail;
 }
@@ -226,7 +237,7 @@ Register reg{Command{
       add_external_kernel_options(sub, a->ext, "Gate", false);
       sub.add_flag("--skip-missing", a->skip_missing,
                    "With --external: a case without an output file is outside the kernel's domain instead of failing");
-      sub.add_option("--case", a->only_case, "Run only the battery case with this id");
+      a->o_case = sub.add_option("--case", a->only_case, "Run only the battery case with this id");
       sub.add_flag("--force", a->force, "Replace existing report files");
       return [a] { return run(*a); };
     }}};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -41,9 +42,18 @@ double quantile(std::vector<double> x, double q) {
 }  // namespace
 
 bool GateReport::passed() const {
-  for (const auto& s : summaries)
-    if (!s.passed()) return false;
+  for (const auto& s : summaries) {
+    const bool mutant = mutation_campaign && s.role == "mutant";
+    if (mutant ? s.fail == 0 : (!s.passed() || s.judged_nothing())) return false;
+  }
   return regressions.empty();
+}
+
+std::vector<std::string> GateReport::judged_nothing() const {
+  std::vector<std::string> v;
+  for (const auto& s : summaries)
+    if (s.judged_nothing() && !(mutation_campaign && s.role == "mutant")) v.push_back(s.name);
+  return v;
 }
 
 std::vector<CandidateSummary> summarise(const std::vector<Candidate>& cands, const std::vector<CaseResult>& results) {
@@ -64,7 +74,8 @@ std::vector<CandidateSummary> summarise(const std::vector<Candidate>& cands, con
       }
       if (r.status == Status::invalid) ++s.invalid;
       if (r.status != Status::invalid && r.beyond > 0) ++s.breakdown;
-      if (r.status != Status::invalid && std::isfinite(r.worst_ratio)) wr.push_back(r.worst_ratio);
+      // A non-finite ratio (an output that overflowed where the reference did not) is the worst there is.
+      if (r.status != Status::invalid) wr.push_back(std::isfinite(r.worst_ratio) ? r.worst_ratio : HUGE_VAL);
       if (r.status != Status::invalid) orel.push_back(r.o_rel_error);
     }
     s.worst_ratio_min = wr.empty() ? 0 : *std::min_element(wr.begin(), wr.end());
@@ -82,11 +93,13 @@ GateReport run_gate(const GateConfig& cfg, const Progress& progress) {
   GateReport rep;
   rep.device = cfg.device;
   rep.quick = cfg.quick;
+  rep.mutation_campaign = cfg.mutation_campaign;
   std::set<std::string> killed;  // candidates already failed (with stop_at_first_failure)
   std::vector<Policy> policies;  // each judged on its own reference runs, shared by its candidates
   for (const auto& c : cfg.candidates)
     if (std::find(policies.begin(), policies.end(), c.policy) == policies.end()) policies.push_back(c.policy);
-  const std::string dev = cfg.device == "cuda" ? " --device cuda" : "";
+  // The replay runs where the case ran: without --device a GPU host would replay a CPU twin's failure on the kernel.
+  const std::string dev = cfg.device == "cuda" || cfg.device == "cpu" ? " --device " + cfg.device : "";
 
   auto judge_all = [&](const std::string& suite, const std::string& id, const std::string& origin, const Stream& s,
                        const Options& opt, const Policy& policy, const std::string& replay_args) {
@@ -94,7 +107,8 @@ GateReport run_gate(const GateConfig& cfg, const Progress& progress) {
     for (const auto& c : cfg.candidates) {
       if (!(c.policy == policy) || killed.count(c.name)) continue;
       const auto t1 = Clock::now();
-      CaseResult r = result_of(judge_in_domain(c, e), since(t1));
+      const Judgement j = judge_in_domain(c, e);  // timed before result_of reads the clock (argument order is unspecified)
+      CaseResult r = result_of(j, since(t1));
       r.suite = suite;
       r.id = id;
       r.origin = origin;

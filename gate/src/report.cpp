@@ -41,25 +41,63 @@ double finite_or(double x, double alt) { return std::isfinite(x) ? x : alt; }
 
 std::string mode(const GateReport& rep) { return rep.quick ? "quick" : "full"; }
 
+// A test case of the run's verdict (not of one stream): its name, and the failure message ("" when it holds).
+struct VerdictCase {
+  std::string name, failure;
+};
+
+std::vector<VerdictCase> verdict_cases(const GateReport& rep) {
+  std::vector<VerdictCase> v;
+  for (const auto& s : rep.summaries) {
+    if (rep.mutation_campaign && s.role == "mutant") {
+      v.push_back({s.name + " is rejected", s.fail > 0 ? "" : "the planted defect (" + s.defect + ") passed every case: the gate missed it"});
+      continue;
+    }
+    v.push_back({s.name + " is judged on at least one case",
+                 s.judged_nothing() ? "every case was outside its domain or skipped: nothing is shown" : ""});
+  }
+  if (rep.baseline_compared) {
+    std::string lines;
+    for (const auto& r : rep.regressions) lines += r + "\n";
+    v.push_back({"accuracy within the stored baseline", lines});
+  }
+  return v;
+}
+
 }  // namespace
 
 std::string junit_xml(const GateReport& rep) {
   std::ostringstream x;
-  int tests = 0, failures = 0, skipped = 0;
-  for (const auto& r : rep.results) {
-    ++tests;
-    failures += r.status == Status::fail;
-    skipped += r.status == Status::invalid;
+  // In a mutation campaign a mutant's failing case is the gate doing its job: a passed test case (its rejection is
+  // in system-out), and the mutant's verdict is the test case "<mutant> is rejected".
+  auto expected_failure = [&](const CandidateSummary& s) { return rep.mutation_campaign && s.role == "mutant"; };
+  const std::vector<VerdictCase> verdict = verdict_cases(rep);
+  int tests = int(verdict.size()), failures = 0, skipped = 0;
+  for (const auto& c : verdict) failures += !c.failure.empty();
+  for (const auto& s : rep.summaries) {
+    tests += s.cases;
+    skipped += s.invalid;
+    failures += expected_failure(s) ? 0 : s.fail;
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << fmt::format("<testsuites name=\"vla gate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", tests, failures,
                    skipped, rep.seconds);
+  int verdict_failures = 0;
+  for (const auto& c : verdict) verdict_failures += !c.failure.empty();
+  x << fmt::format("  <testsuite name=\"vla gate verdict\" tests=\"{}\" failures=\"{}\" skipped=\"0\" time=\"0\">\n", verdict.size(),
+                   verdict_failures);
+  for (const auto& c : verdict) {
+    x << fmt::format("    <testcase classname=\"vla-gate.verdict\" name=\"{}\" time=\"0\"", xml_escape(c.name));
+    if (c.failure.empty()) x << "/>\n";
+    else x << fmt::format(">\n      <failure message=\"{}\" type=\"verdict\">{}</failure>\n    </testcase>\n", xml_escape(c.failure.substr(0, 300)), xml_escape(c.failure));
+  }
+  x << "  </testsuite>\n";
   for (const auto& s : rep.summaries) {
     double t = 0;
     for (const auto& r : rep.results)
       if (r.candidate == s.name) t += r.seconds;
     x << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", xml_escape(s.name),
-                     s.cases, s.fail, s.invalid, t);
+                     s.cases, expected_failure(s) ? 0 : s.fail, s.invalid, t);
     x << "    <properties>\n"
       << fmt::format("      <property name=\"device\" value=\"{}\"/>\n", xml_escape(rep.device))
       << fmt::format("      <property name=\"role\" value=\"{}\"/>\n", xml_escape(s.role)) << "    </properties>\n";
@@ -72,7 +110,10 @@ std::string junit_xml(const GateReport& rep) {
         continue;
       }
       x << ">\n";
-      if (r.status == Status::fail)
+      if (r.status == Status::fail && expected_failure(s))
+        x << fmt::format("      <system-out>rejected here (the planted defect was caught): {}\nreplay: {}</system-out>\n", xml_escape(r.message),
+                         xml_escape(r.replay));
+      else if (r.status == Status::fail)
         x << fmt::format("      <failure message=\"{}\" type=\"accuracy\">{}\nreplay: {}</failure>\n", xml_escape(r.message.substr(0, 300)),
                          xml_escape(r.message), xml_escape(r.replay));
       else
@@ -92,6 +133,8 @@ std::string json_report(const GateReport& rep) {
   j["mode"] = mode(rep);
   j["seconds"] = rep.seconds;
   j["passed"] = rep.passed();
+  j["mutation_campaign"] = rep.mutation_campaign;
+  j["judged_on_no_case"] = rep.judged_nothing();
   j["regressions"] = rep.regressions;
   json cands = json::array();
   for (const auto& s : rep.summaries)
@@ -161,17 +204,9 @@ std::string campaign_table(const GateReport& rep) {
   return m.str();
 }
 
-bool verdict_passed(const GateReport& rep, bool mutation_campaign) {
-  if (!mutation_campaign) return rep.passed();
-  for (const auto& s : rep.summaries)
-    if (s.role == "mutant" ? s.fail == 0 : s.fail > 0) return false;
-  return rep.regressions.empty();
-}
-
-std::string markdown_summary(const GateReport& rep, bool mutation_campaign) {
+std::string markdown_summary(const GateReport& rep) {
   std::ostringstream m;
-  m << "## vla gate" << (mutation_campaign ? " (mutation campaign)" : "") << ": "
-    << (verdict_passed(rep, mutation_campaign) ? "passed" : "**FAILED**") << "\n\n";
+  m << "## vla gate" << (rep.mutation_campaign ? " (mutation campaign)" : "") << ": " << (rep.passed() ? "passed" : "**FAILED**") << "\n\n";
   m << fmt::format("{} mode on {}, {} cases in {:.1f} s ({}).\n\n", mode(rep), rep.device, rep.results.size(), rep.seconds, io::tool_version());
   m << "*outside domain*: inputs the spec rejects at this precision (e.g. a key whose features round to zero); "
        "*policy breakdown*: cases judged up to the step where the plain implementation of the policy itself loses every digit "
@@ -190,6 +225,8 @@ std::string markdown_summary(const GateReport& rep, bool mutation_campaign) {
                      s.defect.empty() ? "" : " (" + s.defect + ")", s.cases, s.pass, s.fail, s.invalid, s.breakdown, s.worst_ratio_p50,
                      s.worst_ratio_max, s.o_rel_p50, s.o_rel_max);
   }
+  for (const auto& n : rep.judged_nothing())
+    m << "\n`" << n << "` was judged on no case (every case outside its domain or skipped): nothing is shown.\n";
   if (!rep.regressions.empty()) {
     m << "\n### Accuracy regressions against the stored baseline\n\n";
     for (const auto& r : rep.regressions) m << "- " << r << "\n";
@@ -229,16 +266,20 @@ double stat(const CandidateSummary& s, const std::string& name) {
 }
 
 json read_json(const fs::path& file, const std::string& flag = "--baseline") {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw std::invalid_argument(flag + " " + file.string() + ": not a file");
   std::ifstream in(file);
   if (!in) throw std::invalid_argument(flag + " " + file.string() + ": cannot be read");
+  json j;
   try {
-    json j = json::parse(in);
-    if (!j.is_object() || j.value("format", "") != kFormat)
-      throw std::invalid_argument(flag + " " + file.string() + ": not an accuracy baseline (expected \"format\": \"" + kFormat + "\")");
-    return j;
-  } catch (const json::exception& e) {
+    j = json::parse(in);
+  } catch (const std::exception& e) {  // json::exception, or the stream's own failure
     throw std::invalid_argument(flag + " " + file.string() + ": malformed JSON: " + e.what());
   }
+  const json* format = j.is_object() && j.contains("format") ? &j["format"] : nullptr;
+  if (!format || !format->is_string() || format->get<std::string>() != kFormat)
+    throw std::invalid_argument(flag + " " + file.string() + ": not an accuracy baseline (expected \"format\": \"" + kFormat + "\")");
+  return j;
 }
 
 bool has_entry(const json& j, const std::string& m, const std::string& device) {
@@ -251,21 +292,39 @@ std::string no_entry(const fs::path& file, const std::string& m, const std::stri
          " --write-baseline " + file.string();
 }
 
+// The entry for this mode and device, every production candidate's statistics present and numbers: checked before
+// the battery runs, so that a bad file costs no run.
+const json& checked_entry(const json& j, const fs::path& file, bool quick, const std::string& device,
+                          const std::vector<std::string>& production) {
+  const std::string m = quick ? "quick" : "full";
+  if (!has_entry(j, m, device)) throw std::invalid_argument(no_entry(file, m, device, quick));
+  const json& entry = j["modes"][m][device];
+  if (!entry.is_object())
+    throw std::invalid_argument("--baseline " + file.string() + ": modes." + m + "." + device + " is not an object of implementations");
+  for (const auto& name : production) {
+    if (!entry.contains(name) || !entry[name].is_object())
+      throw std::invalid_argument("--baseline " + file.string() + " has no statistics for '" + name + "' (" + m + " mode, " + device +
+                                  "); refresh it with --write-baseline (docs/GATE.md)");
+    for (const char* stat_name : kStats)
+      if (!entry[name].contains(stat_name) || !entry[name][stat_name].is_number())
+        throw std::invalid_argument("--baseline " + file.string() + ": '" + name + "." + stat_name + "' is not a number");
+  }
+  return entry;
+}
+
 }  // namespace
 
 void compare_with_baseline(GateReport& rep, const fs::path& file) {
   const json j = read_json(file);
-  const std::string m = mode(rep);
-  if (!has_entry(j, m, rep.device)) throw std::invalid_argument(no_entry(file, m, rep.device, rep.quick));
-  const json& entry = j["modes"][m][rep.device];
+  std::vector<std::string> production;
+  for (const auto& s : rep.summaries)
+    if (s.role == "production") production.push_back(s.name);
+  const json& entry = checked_entry(j, file, rep.quick, rep.device, production);
+  rep.baseline_compared = true;
   for (const auto& s : rep.summaries) {
     if (s.role != "production") continue;
-    if (!entry.contains(s.name))
-      throw std::invalid_argument("--baseline " + file.string() + " has no statistics for '" + s.name + "' (" + m + " mode)");
     for (const char* name : kStats) {
-      const json& v = entry[s.name][name];
-      if (!v.is_number()) throw std::invalid_argument("--baseline " + file.string() + ": '" + s.name + "." + name + "' is not a number");
-      const double stored = v.get<double>(), now = stat(s, name);
+      const double stored = entry[s.name][name].get<double>(), now = stat(s, name);
       // The smallest value the statistic can meaningfully take: a float rounding.
       const double floor = name[0] == 'o' ? 0x1p-24 : 1e-3;
       if (!(now <= kBaselineFactor * std::max(stored, floor)))
@@ -274,9 +333,8 @@ void compare_with_baseline(GateReport& rep, const fs::path& file) {
   }
 }
 
-void check_baseline(const fs::path& file, bool quick, const std::string& device) {
-  const json j = read_json(file);
-  if (!has_entry(j, quick ? "quick" : "full", device)) throw std::invalid_argument(no_entry(file, quick ? "quick" : "full", device, quick));
+void check_baseline(const fs::path& file, bool quick, const std::string& device, const std::vector<std::string>& production) {
+  (void)checked_entry(read_json(file), file, quick, device, production);
 }
 
 void check_baseline_to_update(const fs::path& file) {
@@ -301,7 +359,7 @@ std::string baseline_text(const GateReport& rep, const fs::path& file) {
   for (const auto& s : rep.summaries) {
     if (s.role != "production") continue;
     json e;
-    for (const char* name : kStats) e[name] = stat(s, name);
+    for (const char* name : kStats) e[name] = finite_or(stat(s, name), 1e308);  // JSON has no infinity
     e["cases"] = s.cases;
     entry[s.name] = e;
   }

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "run_vla.hpp"
 #include "vla/gate/battery.hpp"
 #include "vla/gate/candidate.hpp"
@@ -170,6 +172,35 @@ TEST_F(GateCli, GateQuickWritesReportsAndRefusesToOverwrite) {
   EXPECT_EQ(r.code, 0) << r.output;
   r = run_vla("gate --quick --device cpu --case 'no/such/case'");
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// What a CI job reads from a run: the JSON's per-case time, the replay's device, a count of failures beyond the
+// console's twenty, a run judged on nothing failing; options that would be ignored or double-count are refused.
+TEST_F(GateCli, GateTellsEverythingAndRefusesWhatItWouldIgnore) {
+  auto r = run_vla("gate --quick --device cpu --impl fp32 --fuzz-cases 2 --json " + path("r.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  nlohmann::json j;
+  {
+    std::ifstream f(path("r.json"));
+    j = nlohmann::json::parse(f);
+  }
+  double total = 0;
+  for (const auto& c : j["results"]) total += c["seconds"].get<double>();
+  EXPECT_GT(total, 1e-3) << "the cases' times add up to nothing";
+  EXPECT_NE(j["results"][0]["replay"].get<std::string>().find(" --device cpu"), std::string::npos) << j["results"][0]["replay"];
+  // A kernel that fails every case: the console lists twenty and says how many more there are.
+  r = run_vla("gate --quick --fuzz-cases 5 --external-cmd 'exit 3 # {input} {output}' --dtype fp32");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("more failures (every one, with its replay, in --json, --junit and --md)"), std::string::npos) << r.output;
+  // A battery case outside the only implementation's domain (the scan forms take no D = 128): judged on nothing.
+  r = run_vla("gate --quick --device cpu --impl chunked-scan-fp32 --case 'student_t/vla-v3/B1T21H1D128'");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("was judged on no case"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the battery case 'student_t/vla-v3/B1T21H1D128' alone"), std::string::npos) << r.output;
+  EXPECT_EQ(run_vla("gate --quick --device cpu --impl fp32,fp32").code, 2);
+  EXPECT_EQ(run_vla("gate --quick --device cpu --impl production,fp32").code, 2);
+  EXPECT_EQ(run_vla("gate --quick --device cpu --case ''").code, 2);
+  EXPECT_EQ(run_vla("gate --quick --device cpu --all-cases").code, 2);
 }
 
 TEST_F(GateCli, FuzzFindsShrinksSavesReplaysShardsAndMerges) {

@@ -41,6 +41,7 @@ struct GateConfig {
   FuzzLimits fuzz_limits;
   std::string only_case;          // run only the battery case with this id (empty: all)
   bool stop_at_first_failure = false;  // per candidate (mutation runs: one kill suffices)
+  bool mutation_campaign = false;      // the verdict: mutants must fail, honest variants pass
 };
 
 struct CandidateSummary {
@@ -51,17 +52,26 @@ struct CandidateSummary {
   // Accuracy statistics over the judged (pass or fail) cases.
   double worst_ratio_min = 0, worst_ratio_p50 = 0, worst_ratio_max = 0, o_rel_p50 = 0, o_rel_max = 0;
   bool passed() const { return fail == 0; }
+  // Judged on no case (every one outside its domain, or skipped by an external kernel): it has shown nothing.
+  bool judged_nothing() const { return pass + fail == 0; }
 };
 
 struct GateReport {
   std::string device;
   bool quick = false;
+  bool mutation_campaign = false;
   double seconds = 0;
   std::vector<CaseResult> results;
   std::vector<CandidateSummary> summaries;  // in the order of the candidates
-  // Set by the baseline comparison (baseline.hpp), if any.
+  // Set by the baseline comparison (report.hpp), if any.
+  bool baseline_compared = false;
   std::vector<std::string> regressions;
+  // The run's verdict, the one every report and the exit code give. A gate run: every candidate judged on at least
+  // one case and failing none, and no accuracy regression against a stored baseline. A mutation campaign: every
+  // planted mutant rejected, every honest variant judged and passed, no regression.
   bool passed() const;
+  // The candidates judged on no case (they fail the run: nothing is shown).
+  std::vector<std::string> judged_nothing() const;
 };
 
 using Progress = std::function<void(const CaseResult&)>;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "vla/gate/gate.hpp"
 
@@ -12,12 +13,8 @@ namespace vla::gate {
 
 std::string junit_xml(const GateReport& rep);
 std::string json_report(const GateReport& rep);
-// The run's verdict. A gate run: every candidate passed and no accuracy
-// regression against a stored baseline. A mutation campaign (`--mutation`):
-// every planted mutant rejected and every honest variant passed.
-bool verdict_passed(const GateReport& rep, bool mutation_campaign);
-
-std::string markdown_summary(const GateReport& rep, bool mutation_campaign = false);
+// Each report gives the run's verdict, GateReport::passed(): the exit code's.
+std::string markdown_summary(const GateReport& rep);
 
 // The mutation score line and the honest variants' verdict, when the report
 // holds mutants or honest variants ("" otherwise).
@@ -48,8 +45,10 @@ inline constexpr double kBaselineFactor = 4.0;
 void compare_with_baseline(GateReport& rep, const std::filesystem::path& file);
 
 // Before a run: throws std::invalid_argument when the baseline file is
-// unreadable, malformed or has no entry for this mode (quick or full) and device.
-void check_baseline(const std::filesystem::path& file, bool quick, const std::string& device);
+// unreadable, malformed, has no entry for this mode (quick or full) and device,
+// or lacks a number for a statistic of one of the `production` candidates.
+void check_baseline(const std::filesystem::path& file, bool quick, const std::string& device,
+                    const std::vector<std::string>& production);
 // Before a run: throws when an existing file to update is not a baseline.
 void check_baseline_to_update(const std::filesystem::path& file);
 
