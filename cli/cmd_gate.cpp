@@ -196,10 +196,15 @@ int run(const GateArgs& a) {
   if (!a.junit.empty()) files.set("--junit", gate::junit_xml(rep));
   if (!a.json.empty()) files.set("--json", gate::json_report(rep));
   if (!a.md.empty()) files.set("--md", gate::markdown_summary(rep));
-  if (!a.write_baseline.empty()) files.set("--write-baseline", gate::baseline_text(rep, a.write_baseline));
+  // A failing run's statistics are no baseline: a later run would be held to them.
+  const bool baseline_written = !a.write_baseline.empty() && rep.passed();
+  if (baseline_written) files.set("--write-baseline", gate::baseline_text(rep, a.write_baseline));
+  else files.drop("--write-baseline");
   files.write();
-  if (!a.write_baseline.empty())
+  if (baseline_written)
     std::cout << "  wrote the accuracy baseline (" << (cfg.quick ? "quick" : "full") << " mode, " << cfg.device << ") to " << a.write_baseline << "\n";
+  else if (!a.write_baseline.empty())
+    std::cout << "  did not write the accuracy baseline " << a.write_baseline << ": the run failed, and a failing run's statistics are no baseline\n";
   // A candidate that every case skipped or found outside its domain has shown nothing: that is no pass.
   for (const auto& n : rep.judged_nothing())
     std::cout << "  " << n << " was judged on no case (every case outside its domain): nothing is shown\n";

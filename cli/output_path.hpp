@@ -80,6 +80,11 @@ class OutputFiles {
       if (o.flag == flag) o.text = std::move(text);
   }
 
+  // An output the command decided not to write after all (it is neither written nor touched).
+  void drop(const std::string& flag) {
+    std::erase_if(outputs_, [&](const Entry& o) { return o.flag == flag; });
+  }
+
   // Writes every output, all or none; throws std::invalid_argument naming the file that could not be written.
   void write() const {
     std::vector<io::FileToWrite> files;

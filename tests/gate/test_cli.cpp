@@ -197,6 +197,13 @@ TEST_F(GateCli, GateTellsEverythingAndRefusesWhatItWouldIgnore) {
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("was judged on no case"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the battery case 'student_t/vla-v3/B1T21H1D128' alone"), std::string::npos) << r.output;
+  // A failing run writes its reports but no baseline.
+  r = run_vla("gate --quick --external-cmd 'exit 3 # {input} {output}' --dtype fp32 --write-baseline " + path("b.json") +
+              " --json " + path("f.json"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("did not write the accuracy baseline"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("b.json")));
+  EXPECT_TRUE(fs::exists(path("f.json")));
   EXPECT_EQ(run_vla("gate --quick --device cpu --impl fp32,fp32").code, 2);
   EXPECT_EQ(run_vla("gate --quick --device cpu --impl production,fp32").code, 2);
   EXPECT_EQ(run_vla("gate --quick --device cpu --case ''").code, 2);
