@@ -105,7 +105,12 @@ Dims parse_shape(const std::string& text) {
       throw InputError("--shape " + text + ": '" + part + "' is not an integer between 1 and 16777216");
     v.push_back(x);
   }
-  if (v.size() != 4) throw InputError("--shape " + text + ": expected four integers B,T,H,D");
+  if (v.size() != 4 || text.back() == ',') throw InputError("--shape " + text + ": expected four integers B,T,H,D");
+  // The inputs hold B T H D doubles per tensor: each factor fits, their product need not (it wrapped to an empty
+  // stream and the run read past it). 2^28 elements (2 GiB a tensor) is far above any benchmark shape.
+  const double elements = double(v[0]) * double(v[1]) * double(v[2]) * double(v[3]);
+  if (elements > double(1 << 28))
+    throw InputError(fmt::format("--shape {}: {:.3g} elements per tensor, more than the 2^28 (2 GiB of doubles) a benchmark stream may hold", text, elements));
   return Dims{int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[3])};
 }
 
@@ -142,6 +147,13 @@ std::string time_str(double s) {
   if (s >= 1) return fmt::format("{:.3f} s", s);
   if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
   return fmt::format("{:.1f} us", s * 1e6);
+}
+
+// The external kernel failed (exited non-zero, skipped the stream, wrote no or a wrong output, timed out): the
+// kernel under test failed, so the run fails (exit 1) and says so; nothing is written.
+int external_failed(const std::exception& ex) {
+  std::cout << "vla bench: the external kernel failed on the benchmark stream: " << ex.what() << "\nvla bench: FAILED (nothing written)\n";
+  return kExitFail;
 }
 
 int run(const BenchArgs& a) {
@@ -245,7 +257,11 @@ int run(const BenchArgs& a) {
     try {
       out = e.run();
     } catch (const std::invalid_argument& ex) {
+      if (e.device == "external") return external_failed(ex);
       throw InputError("--impl " + e.impl + " does not run this stream: " + ex.what());
+    } catch (const std::exception& ex) {
+      if (e.device == "external") return external_failed(ex);  // the kernel under test failed: a finding, not our error
+      throw;
     }
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cerr << fmt::format("vla bench: {} ({}) first call {}\n", e.impl, e.device, time_str(sec)) << std::flush;
@@ -275,7 +291,9 @@ int run(const BenchArgs& a) {
   for (const auto& e : entries) calls.emplace_back(e.impl, [run = e.run, keep] { *keep = run().o; });
   HostInfo host;
   const TimingPlan plan{a.repetitions, a.min_time};
-  const std::vector<Timed> timed = time_calls(
+  std::vector<Timed> timed;
+  try {
+    timed = time_calls(
       calls, plan,
       [](const Timed& t) {
         std::cerr << fmt::format("vla bench: {} median {} over {} measurements ({} calls)\n", t.name, time_str(t.median), t.seconds.size(),
@@ -283,6 +301,13 @@ int run(const BenchArgs& a) {
                   << std::flush;
       },
       host);
+  } catch (const std::exception& ex) {
+    // Only the external kernel can fail now: ours ran once above. A kernel that fails later than its first call
+    // fails the bench as it would have failed the first call.
+    const bool external = std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.device == "external"; });
+    if (!external) throw;
+    return external_failed(ex);
+  }
 
   const double steps = double(d.T), head_steps = double(d.B) * d.H * d.T;
   const double base = timed.front().median;
@@ -370,8 +395,8 @@ Register reg{Command{
       sub.add_option("--repetitions", a->repetitions, "Measurements per implementation")->capture_default_str();
       sub.add_option("--min-time", a->min_time, "Seconds each measurement runs at least (calls are repeated until then)")->capture_default_str();
       gate::add_spec_options(sub, a->spec);
-      sub.add_option("--json", a->json, "Write the results as JSON");
-      sub.add_option("--md", a->md, "Write the table as Markdown");
+      sub.add_option("--json", a->json, "Write the results as JSON")->check(a_path());
+      sub.add_option("--md", a->md, "Write the table as Markdown")->check(a_path());
       sub.add_flag("--check", a->check,
                    "Also judge each kernel's output with the gate's error model (as vla check); exit 1 when one fails, after writing the results");
       a->ext.dtype_flag = "--external-dtype";

@@ -44,6 +44,7 @@ int run(const CheckArgs& a) {
   files.check();
   const io::StreamFile in = io::load_stream(a.input);
   validate_stream(in.stream, opt);
+  check_ratio_readout_defined(in.stream, opt);  // as vla run: o is undefined there, so no candidate value is right or wrong
   const Dims& d = in.stream.dims;
   std::cout << fmt::format("vla check: input {}: B={} T={} H={} Dk={} Dv={}; candidate {} as {}\n", a.input, d.B, d.T, d.H, d.Dk, d.Dv,
                            a.candidate, a.dtype)
@@ -102,7 +103,7 @@ Register reg{Command{
       sub.add_option("--input", a->input, "The inputs the candidate was run on (q, k, v [B,T,H,D], optional u)")->required();
       sub.add_option("--candidate", a->candidate, "The candidate's outputs: o [B,T,H,Dv]; S, A, state_norm when present")->required();
       sub.add_option("--dtype", a->dtype, "The candidate's precision policy (tf32: float in and out, products on tf32 tensor cores)")->required()->check(CLI::IsMember({"fp32", "bf16", "bf16-state", "tf32"}));
-      sub.add_option("--json", a->json, "Also write the verdict as JSON");
+      sub.add_option("--json", a->json, "Also write the verdict as JSON")->check(a_path());
       sub.add_flag("--force", a->force, "Replace an existing --json file");
       gate::add_spec_options(sub, a->spec);
       return [a] { return run(*a); };

@@ -284,7 +284,7 @@ Register reg{Command{
       a->o_impl = sub.add_option("--impl", a->impl, "Implementations (as for vla gate)")->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
       add_external_kernel_options(sub, a->ext, "Fuzz", true);
-      auto* o_corpus = sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)");
+      auto* o_corpus = sub.add_option("--corpus", a->corpus, "Keep shrunk failures here (created if missing)")->check(a_path());
       auto* o_replay = sub.add_option("--replay", a->replay, "Re-judge stored cases (a file or a folder); takes --impl, --device, --external-*");
       a->o_shard = sub.add_option("--shard", a->shard, "I/N: run the I-th of N disjoint seed sets")->capture_default_str();
       sub.add_option("--merge", a->merge, "Merge these corpus folders into --corpus, without duplicates; takes no other option")->expected(1, -1);

@@ -222,11 +222,11 @@ Register reg{Command{
                                  "Implementations, comma-separated: fp32, bf16, bf16-state, chunked-fp32, chunked-bf16, chunked-tf32, chunked-scan-fp32, chunked-scan-bf16, production, chunked, chunked-scan, honest, mutants, or a variant's name")
                       ->capture_default_str();
       a->o_device = sub.add_option("--device", a->device, "cpu or cuda (default: cuda when available)")->check(CLI::IsMember({"cpu", "cuda"}));
-      sub.add_option("--junit", a->junit, "Write JUnit XML");
-      sub.add_option("--json", a->json, "Write the JSON report");
-      sub.add_option("--md", a->md, "Write a Markdown summary for a pull-request comment");
+      sub.add_option("--junit", a->junit, "Write JUnit XML")->check(a_path());
+      sub.add_option("--json", a->json, "Write the JSON report")->check(a_path());
+      sub.add_option("--md", a->md, "Write a Markdown summary for a pull-request comment")->check(a_path());
       sub.add_option("--baseline", a->baseline, "Also fail when the accuracy statistics worsen against this stored baseline");
-      sub.add_option("--write-baseline", a->write_baseline, "Store this run's accuracy statistics (refresh the baseline)");
+      sub.add_option("--write-baseline", a->write_baseline, "Store this run's accuracy statistics (refresh the baseline)")->check(a_path());
       sub.add_flag("--mutation", a->mutation, "Run every planted mutant (must fail) and honest variant (must pass); print the mutation score");
       sub.add_flag("--all-cases", a->all_cases, "With --mutation: judge every case (kill rates), not just until the first rejection");
       a->o_fuzz_cases = sub.add_option("--fuzz-cases", a->fuzz_cases, "Fuzz cases per precision policy (default 100 quick, 1000 full)")->check(at_least(0));

@@ -173,7 +173,7 @@ Register reg{Command{
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<RunArgs>();
       sub.add_option("--input", a->input, "Input safetensors file with q, k, v [B,T,H,D] and optional u")->required();
-      sub.add_option("--output", a->output, "Output safetensors file (o, S, A, state_norm + metadata)")->required();
+      sub.add_option("--output", a->output, "Output safetensors file (o, S, A, state_norm + metadata)")->check(a_path())->required();
       sub.add_option("--impl", a->impl, "Implementation")->capture_default_str()->check(CLI::IsMember({"reference", "fp32", "bf16", "bf16-state", "chunked-fp32", "chunked-bf16",
                                                                                  "chunked-tf32", "chunked-scan-fp32", "chunked-scan-bf16"}));
       a->o_chunk = sub.add_option("--chunk", a->chunk, "Chunk size C of the chunked implementations (32 or 64)")->capture_default_str();

@@ -37,6 +37,12 @@ inline CLI::Validator at_least(long min) {
       ">=" + std::to_string(min));
 }
 
+// A path option given with an empty value: without this it would read as "not given" (an output silently not
+// written, or a required one failing only after the work).
+inline CLI::Validator a_path() {
+  return CLI::Validator([](std::string& v) -> std::string { return v.empty() ? "needs a path (got '')" : ""; }, "PATH");
+}
+
 struct Command {
   std::string name;
   std::string description;

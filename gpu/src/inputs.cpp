@@ -34,6 +34,16 @@ HostInputs prepare_inputs(const Stream& s, bool bf16) {
 
 void check_rounded_keys(const HostInputs& in, const Options& opt) {
   const Dims& d = in.dims;
+  // A finite double beyond the type's range rounds to Inf: the kernel would compute on Inf and write non-finite
+  // outputs for an input that looked valid (vla check refuses the same input by this rule).
+  static const char* const kNames[4] = {"q", "k", "v", "u"};
+  for (int w = 0; w < 4; ++w) {
+    const std::size_t n = in.bf16 ? in.h[w].size() : in.f[w].size();
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(in.value(w, i)))
+        throw std::invalid_argument(std::string("tensor '") + kNames[w] + "' has a value beyond " + (in.bf16 ? "bf16" : "float32") +
+                                    "'s range at element " + std::to_string(i) + " (it rounds to inf)");
+  }
   const bool elu1 = opt.feature_map == FeatureMap::elu1;
   for (int b = 0; b < d.B; ++b)
     for (int t = 0; t < d.T; ++t)

@@ -87,6 +87,9 @@ class Parser {
       }
       return true;
     };
+    // JSON text has no raw NUL (inside strings it is escaped): the parser would stop at one and ignore what follows.
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if (text[i] == 0) fail("header holds a NUL byte at offset " + std::to_string(8 + i) + " (not JSON text)");
     json j;
     try {
       j = json::parse(text.begin(), text.end(), cb);

@@ -81,6 +81,27 @@ TEST_F(RunErrors, UndefinedRatioReadout) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
+// A finite double beyond float's (bf16's) range rounds to inf in the kernels' input type: refused, not computed on.
+TEST_F(RunErrors, ValuesBeyondTheKernelsTypeAreRefused) {
+  Stream s = random_stream(Dims{1, 4, 1, 16, 16}, false, 2);  // a shape the kernels take
+  s.v[1] = 1e300;
+  io::save_stream(path("bigv.safetensors"), s, io::DType::F64, {}, false);
+  for (const char* impl : {"fp32", "bf16", "bf16-state"})
+    expect_bad(in("bigv.safetensors") + " --impl " + impl + " --device cpu", "tensor 'v' has a value beyond");
+  expect_bad(in() + " --output ''", "--output: needs a path");
+}
+
+// vla check refuses, as vla run does, a stream whose ratio readout is undefined: no value of o there is right or wrong.
+TEST_F(RunErrors, CheckRefusesAnUndefinedReadout) {
+  Stream s = good_;
+  for (int j = 0; j < s.dims.Dk; ++j) s.q[s.dims.off(0, 2, 0, s.dims.Dk) + j] = 0.0;
+  io::save_stream(path("den.safetensors"), s, io::DType::F64, {}, false);
+  const Result r = run_vla("check --input '" + path("den.safetensors") + "' --candidate '" + path("in.safetensors") +
+                           "' --feature-map identity --dtype fp32");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("ratio readout is undefined"), std::string::npos) << r.output;
+}
+
 TEST_F(RunErrors, NonPositiveLambda0) {
   expect_bad(in() + " --lambda0 0", "lambda0 must be finite and > 0");
   expect_bad(in() + " --lambda0 -1", "lambda0 must be finite and > 0");

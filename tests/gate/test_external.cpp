@@ -258,6 +258,16 @@ TEST_F(ExternalCmd, BenchTimesAndChecksIt) {
   EXPECT_EQ(r.code, 1) << r.output;
   std::ifstream f(path("bad.json"));
   EXPECT_EQ(nlohmann::json::parse(f)["results"][1]["error_model"]["pass"], false);
+  // A kernel that fails (skips the stream, exits non-zero, answers nonsense) fails the bench and writes nothing.
+  for (const std::string k : {"--external-cmd 'exit 77 # {input} {output}'", "--external-cmd 'exit 3 # {input} {output}'",
+                              "--external-serve 'exit 0'"}) {
+    r = run_vla(base + k + " --external-dtype fp32 --json '" + path("x.json") + "'");
+    EXPECT_EQ(r.code, 1) << k << "\n" << r.output;
+    EXPECT_NE(r.output.find("the external kernel failed on the benchmark stream"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("x.json")));
+  }
+  EXPECT_EQ(run_vla("bench --shape 65536,65536,65536,65536 --impl reference-double").code, 2);  // the product overflowed
+  EXPECT_EQ(run_vla("bench --shape 1,8,1,16,").code, 2);
 }
 
 // A kernel that skips every stream has shown nothing: vla fuzz fails as vla gate does, in a campaign and a replay.

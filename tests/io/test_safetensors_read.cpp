@@ -107,6 +107,8 @@ std::vector<Bad> bad_files() {
       {"duplicate_metadata", handmade(R"({"__metadata__":{"a":"1","a":"2"}})", {}), "duplicate metadata key 'a'"},
       {"metadata_not_object", handmade(R"({"__metadata__":["a"]})", {}), "'__metadata__' must be an object"},
       {"metadata_not_string", handmade(R"({"__metadata__":{"n":3}})", {}), "metadata 'n' must be a string"},
+      // The JSON parser stops at a NUL: the garbage after it would be ignored.
+      {"nul_then_garbage", handmade(std::string("{}") + '\0' + "garbage{{{", {}), "holds a NUL byte at offset 10"},
   };
 }
 

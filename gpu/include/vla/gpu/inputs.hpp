@@ -26,9 +26,11 @@ struct HostInputs {
 // Rounds every input once (double -> float, or double -> bf16 directly).
 HostInputs prepare_inputs(const Stream& s, bool bf16);
 
-// Throws std::invalid_argument naming the first key whose feature vector is
-// zero at the implementation's precision (e.g. a tiny key rounded to 0 in
-// bf16): such a key has no direction to normalise (docs/SPEC.md, bad input).
+// Throws std::invalid_argument naming the first input value that rounds to
+// Inf at the implementation's precision (a finite double beyond float's or
+// bf16's range), or the first key whose feature vector is zero there (e.g. a
+// tiny key rounded to 0 in bf16): such a key has no direction to normalise
+// (docs/SPEC.md, bad input).
 void check_rounded_keys(const HostInputs& in, const Options& opt);
 
 }  // namespace vla::gpu
