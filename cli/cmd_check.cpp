@@ -77,6 +77,11 @@ int run(const CheckArgs& a) {
                            where(w), w.cand, w.ref, w.err, w.rel, w.ulps,
                            (w.quantity == "o" && kind != impl::Kind::fp32) ? "bf16" : "float32", w.tol, w.ratio);
   if (!a.json.empty()) {
+    // JSON has no NaN or infinity (nlohmann writes null, which reads as "absent"): a non-finite value is named.
+    auto num = [](double x) -> nlohmann::json {
+      if (std::isfinite(x)) return x;
+      return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+    };
     nlohmann::json out = {{"tool", io::tool_version()},
                           {"input", a.input},
                           {"candidate", a.candidate},
@@ -87,8 +92,8 @@ int run(const CheckArgs& a) {
                           {"failures", v.failures},
                           {"first_fail_step", v.first_fail_step},
                           {"not_judged", {{"elements", v.beyond}, {"from_step", v.first_beyond_step}, {"non_finite", v.beyond_nonfinite}}},
-                          {"worst", {{"where", where(w)}, {"candidate", w.cand}, {"reference", w.ref}, {"error", w.err},
-                                     {"relative", w.rel}, {"ulps", w.ulps}, {"tolerance", w.tol},
+                          {"worst", {{"where", where(w)}, {"candidate", num(w.cand)}, {"reference", num(w.ref)}, {"error", num(w.err)},
+                                     {"relative", num(w.rel)}, {"ulps", num(w.ulps)}, {"tolerance", num(w.tol)},
                                      {"ratio", std::isfinite(w.ratio) ? w.ratio : 1e308}}}};
     files.set("--json", out.dump(2) + "\n");
     files.write();

@@ -61,8 +61,12 @@ TEST_F(GateCli, CheckFailsAPlantedErrorAndNaNAndNamesTheStep) {
   out = impl::run(s, Options{}, impl::Kind::fp32, impl::Device::cpu);
   out.state_norm[12] = std::nan("");
   io::save_outputs(path("c2.safetensors"), out, {}, io::DType::F32, false);
-  r = run_vla("check --input " + path("in.safetensors") + " --candidate " + path("c2.safetensors") + " --dtype fp32");
+  r = run_vla("check --input " + path("in.safetensors") + " --candidate " + path("c2.safetensors") + " --dtype fp32 --json " +
+              path("c2.json"));
   EXPECT_EQ(r.code, 1) << r.output;
+  std::ifstream f(path("c2.json"));
+  const auto worst = nlohmann::json::parse(f)["worst"];
+  EXPECT_EQ(worst["candidate"], "nan") << worst;  // named, not null (absent)
 }
 
 TEST_F(GateCli, CheckBadInputExitsTwo) {
