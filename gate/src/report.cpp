@@ -72,8 +72,9 @@ std::string junit_xml(const GateReport& rep) {
   // in system-out), and the mutant's verdict is the test case "<mutant> is rejected".
   auto expected_failure = [&](const CandidateSummary& s) { return rep.mutation_campaign && s.role == "mutant"; };
   const std::vector<VerdictCase> verdict = verdict_cases(rep);
-  int tests = int(verdict.size()), failures = 0, skipped = 0;
-  for (const auto& c : verdict) failures += !c.failure.empty();
+  int verdict_failures = 0;
+  for (const auto& c : verdict) verdict_failures += !c.failure.empty();
+  int tests = int(verdict.size()), failures = verdict_failures, skipped = 0;
   for (const auto& s : rep.summaries) {
     tests += s.cases;
     skipped += s.invalid;
@@ -82,8 +83,6 @@ std::string junit_xml(const GateReport& rep) {
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << fmt::format("<testsuites name=\"vla gate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", tests, failures,
                    skipped, rep.seconds);
-  int verdict_failures = 0;
-  for (const auto& c : verdict) verdict_failures += !c.failure.empty();
   x << fmt::format("  <testsuite name=\"vla gate verdict\" tests=\"{}\" failures=\"{}\" skipped=\"0\" time=\"0\">\n", verdict.size(),
                    verdict_failures);
   for (const auto& c : verdict) {

@@ -272,17 +272,15 @@ TEST_F(ExternalCmd, BenchTimesAndChecksIt) {
 
 // A kernel that skips every stream has shown nothing: vla fuzz fails as vla gate does, in a campaign and a replay.
 TEST_F(ExternalCmd, FuzzOfAKernelThatSkipsEverythingFails) {
-  auto r = run_vla("fuzz --cases 3 --external-cmd 'exit 77 # {input} {output}' --dtype fp32");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
-  r = run_vla("fuzz --cases 2 --external-serve 'while read l; do echo skip not mine; done' --dtype fp32");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
-  r = run_vla("fuzz --impl mutant:query-lag --cases 2 --shrink-budget 5 --corpus '" + path("c") + "'");
+  const auto r = run_vla("fuzz --impl mutant:query-lag --cases 2 --shrink-budget 5 --corpus '" + path("c") + "'");
   ASSERT_EQ(r.code, 1) << r.output;
-  r = run_vla("fuzz --replay '" + path("c") + "' --external-cmd 'exit 77 # {input} {output}' --dtype fp32");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("nothing is shown"), std::string::npos) << r.output;
+  for (const std::string& args : std::vector<std::string>{"--cases 3 --external-cmd 'exit 77 # {input} {output}'",
+                                 "--cases 2 --external-serve 'while read l; do echo skip not mine; done'",
+                                 "--replay '" + path("c") + "' --external-cmd 'exit 77 # {input} {output}'"}) {
+    const auto s = run_vla("fuzz " + args + " --dtype fp32");
+    EXPECT_EQ(s.code, 1) << args << "\n" << s.output;
+    EXPECT_NE(s.output.find("nothing is shown"), std::string::npos) << args << "\n" << s.output;
+  }
 }
 
 TEST_F(ExternalCmd, SkipsFailuresAndBadUsage) {
