@@ -2,6 +2,7 @@
 // the baselines of the error model, see error_baselines.hpp.
 #include "vla/gpu/error_baselines.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,21 @@ namespace vla::accuracy {
 namespace {
 
 thread_local std::uint64_t tl_rng = 1;
+thread_local std::uint64_t tl_sample_key = 0;  // one per Monte Carlo sample
+
+// A uniform number in [0, 1) that is a function of the value (to 2^-16 of it,
+// coarser than the float noise of the samples) and of the sample: equal values
+// round alike within a sample, as under any deterministic rounding (a
+// symmetric A stays symmetric, a value stored again unchanged rounds again
+// the same way), while each sample draws its own rounding (splitmix64).
+double value_uniform(double a, int e) {
+  std::uint64_t z = static_cast<std::uint64_t>(std::ldexp(a, 16 - e)) ^ (static_cast<std::uint64_t>(e + 2048) << 20) ^ tl_sample_key;
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1p-53;
+}
 
 // Uniform in [-1, 1) (xorshift64: fast, and statistically plenty here).
 double xi() {
@@ -64,12 +80,33 @@ struct Mc {
   friend Mc vexp(const Mc& a) { return Mc(round_at_random(std::exp(a.v))); }
 };
 
-// The policy's rounding of S and A when stored (StateRounding).
+// The policy's rounding of S and A when stored (StateRounding), at random:
+// stochastic rounding to one of the two neighbours on the storage type's grid
+// (bf16: 8 significant bits, tf32: 11; below 2^-126 the fixed subnormal grid),
+// the upper one with probability equal to the fraction of the spacing that x
+// covers past the lower one. A value already on the grid stays exact, as with
+// any rounding. Not round to nearest: an honest implementation stores RN of
+// *its own* float value, computed by its own formula (the fused kernels take the
+// gate from z where that is exact, core::gate_from_z_exact), so which way an
+// entry rounds, and how that rounding reaches the outputs, is another draw per
+// implementation; with round to nearest every sample drew the same roundings,
+// one draw where the stream amplifies them (docs/FINDINGS.md item 8). The plain
+// run keeps round to nearest, and with it the bias of stagnating increments.
 template <StateRounding R>
-double store_rounded(double x) {
-  if constexpr (R == StateRounding::bf16) return double(core::round_bf16_from_double(x));
-  else if constexpr (R == StateRounding::tf32) return double(gpu::round_tf32(static_cast<float>(x)));  // (a tie lost to the double rounding only moves a random baseline)
-  else return x;
+double store_at_random(double x) {
+  if constexpr (R == StateRounding::none) {
+    return x;
+  } else {
+    constexpr int p = R == StateRounding::bf16 ? 8 : 11;  // significant bits
+    if (x == 0 || !std::isfinite(x)) return x;
+    const double a = std::fabs(x);
+    int e = 0;
+    std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+    const double spacing = std::ldexp(1.0, std::max(e, -125) - p);
+    const double g = a / spacing, lo = std::floor(g);
+    const double r = (lo + (g - lo > value_uniform(a, e) ? 1.0 : 0.0)) * spacing;
+    return std::copysign(r >= 0x1p128 ? INFINITY : r, x);
+  }
 }
 
 template <StateRounding R>
@@ -80,7 +117,7 @@ struct McPolicy {
     for (int j = 0; j < n; ++j) acc = vfma(a[j], b[j], acc);
     return acc;
   }
-  static T store_state(const T& x) { return T(store_rounded<R>(x.v)); }
+  static T store_state(const T& x) { return T(store_at_random<R>(x.v)); }
   static T store_out(const T& x) { return x; }
 };
 
@@ -109,6 +146,7 @@ Outputs run_with(const Stream& s, const Options& opt) {
 template <StateRounding R>
 Outputs run_random(const Stream& s, const Options& opt, int sample) {
   tl_rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(sample + 1) + 0x632be59bd9b4e019ull;
+  tl_sample_key = 0xd1b54a32d192ed03ull * static_cast<std::uint64_t>(sample + 1);
   return run_with<Mc, McPolicy<R>>(s, opt);
 }
 

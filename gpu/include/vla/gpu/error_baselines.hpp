@@ -26,8 +26,10 @@ inline constexpr int kBaselineSamples = 3;
 // FLT_MAX: the rounding errors of an arbitrary float implementation of the spec,
 // with none of the lucky cancellations of one fixed order. The deterministic
 // run covers what random rounding misses: round-to-nearest errors that add up
-// with a bias over long streams. The policy's own rounding points are kept
-// exact: S and A are rounded to nearest bf16 when stored (bf16-state). o is left
+// with a bias over long streams. The policy's own rounding points are drawn
+// too: S and A stored in bf16 (bf16-state) or tf32 are rounded stochastically
+// to a neighbour on that grid, the draw a function of the value and the sample
+// (docs/ERROR_MODEL.md, "Why the storage rounding is drawn"). o is left
 // unrounded in every run (the model adds its storage rounding, u_out |ref|).
 // `rounded` must hold the inputs the candidate consumed (rounded to its input
 // type). Deterministic: sample k always uses the same random sequence.
