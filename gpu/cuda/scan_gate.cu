@@ -737,14 +737,23 @@ __global__ void __launch_bounds__(NT) seg_inverse_kernel(GateParams g) {
 //       then the butterfly over the CG lanes (every lane gets the same bits); x = A k^
 //       likewise where u is not k^;
 //   the z exchange: the row group's first lane writes z_r to shared memory
-//       (double-buffered by step parity), one barrier;
-//   u . z (and k^ . z): each thread's CP columns, the same butterfly;
+//       (double-buffered by step parity) and its rows' share of u . z (and
+//       k^ . z), sum_rr u_r z_r by fma in row order, one barrier;
+//   u . z (and k^ . z): lane cg of every row group adds the shares of row groups
+//       cg PG .. cg PG + PG - 1 (PG = D / RP / CG) by a pairwise tree, then the
+//       butterfly over the CG lanes (every lane the same bits);
 //   delta = sm_delta(u . z), g_r = z_r (1 / delta) (pivot_recip),
 //   w_r = x_r - g_r (k^ . z) (core::sm_gate_entry; x = z and k^ . z = u . z where u = k^),
 //   A_rc -= g_r z_c (core::sm_row_entry).
 // The steps' inputs arrive 32 at a time (cp.async a chunk ahead, converted to
 // double once); every 32 steps the gates a^ = w / ||w|| (col_norm, as scan_gate's)
-// are rounded to float and written.
+// are rounded to float and written. Shared rows of u, k^ and z are padded by PAD
+// doubles after every CP columns: unpadded, the CG lanes' column blocks lie a
+// multiple of 128 bytes apart, in the same banks, and every 16-byte load of a
+// step was a CG-way conflict (the first measurement, 2026-12-05: ~8,900 cycles a
+// step where the FP64 work is ~700; docs/CHUNKED.md 8.16). The row shares of
+// u . z replace each lane's own CP-column dot: the same sum in another order,
+// without every row group reading u and z again.
 template <int D>
 struct StepShape;
 template <>
@@ -766,26 +775,37 @@ struct StepPlan {
   // Blocks per SM the registers must allow (A alone is 2 RP CP registers a thread).
   static constexpr int MINB = D == 64 ? (USEP ? 3 : 4) : 8;
   static constexpr int LDW = D + 1;  // w rows: the TPS lanes of a step read distinct banks
-  // Shared memory (doubles): u (and k^) of the chunk's steps, z (two parities), w; then the next chunk's floats.
-  static constexpr int oU = 0, oK = oU + CH * D, oZ = oK + (USEP ? CH * D : 0), oW = oZ + 2 * D, oStage = oW + CH * LDW;
+  static constexpr int PAD = 2, LDU = D + PAD * CG;  // padded rows of u, k^, z: column c at col(c)
+  static constexpr int PG = D / RP / CG, LDP = PG + 4;  // row shares of u . z: lane cg's PG of them, padded apart
+  static constexpr int NDOT = USEP ? 2 : 1;             // u . z, and k^ . z where u is not k^
+  // Shared memory (doubles): u (and k^) of the chunk's steps, z and the row shares (two parities), w; then the
+  // next chunk's floats.
+  static constexpr int oU = 0, oK = oU + CH * LDU, oZ = oK + (USEP ? CH * LDU : 0), oP = oZ + 2 * LDU,
+                       oW = oP + 2 * NDOT * CG * LDP, oStage = oW + CH * LDW;
   static constexpr int stage_floats = (USEP ? 2 : 1) * CH * D;
   static constexpr int bytes = oStage * 8 + stage_floats * 4;
-  static_assert(32 % CG == 0 && NTS % CH == 0 && D % TPS == 0 && (CH * D) % (4 * NTS) == 0, "step tiles");
+  static_assert(32 % CG == 0 && NTS % CH == 0 && D % TPS == 0 && (CH * D) % (4 * NTS) == 0 && PG * CG * RP == D, "step tiles");
+  static_assert(((CP + PAD) * 8) % 16 == 0 && (LDU * 8) % 16 == 0, "16-byte loads of a lane's columns");
+  static_assert((PG & (PG - 1)) == 0, "the shares' pairwise tree");
+  __host__ __device__ static constexpr int col(int c) { return c + (c / CP) * PAD; }
+  __host__ __device__ static constexpr int share(int rg) { return rg + (rg / PG) * (LDP - PG); }
 };
 
 template <int D, bool USEP>
 __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MINB) steps_kernel(GateParams g) {
   using Pl = StepPlan<D, USEP>;
-  constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, NTS = Pl::NTS, CH = Pl::CH, TPS = Pl::TPS, PER = Pl::PER, LDW = Pl::LDW;
+  constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, NTS = Pl::NTS, CH = Pl::CH, TPS = Pl::TPS, PER = Pl::PER, LDW = Pl::LDW,
+                LDU = Pl::LDU, PG = Pl::PG, LDP = Pl::LDP, NDOT = Pl::NDOT;
   extern __shared__ double smem[];
   double* Us = smem + Pl::oU;
   double* Ks = USEP ? smem + Pl::oK : Us;
   double* Zs = smem + Pl::oZ;
+  double* Ps = smem + Pl::oP;
   double* Ws = smem + Pl::oW;
   float* stage = reinterpret_cast<float*>(smem + Pl::oStage);
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
-  const int tid = threadIdx.x, cg = tid % CG, r0 = (tid / CG) * RP, c0 = cg * CP;
+  const int tid = threadIdx.x, cg = tid % CG, rg = tid / CG, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
   const int steps = ref::scan_segment_chunks(g.C) * g.C;
   const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
   const float* usrc = USEP ? sc.u : g.out.khat;
@@ -820,15 +840,16 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();  // the chunk's floats landed for all; the last chunk's readers of Us, Ks and Ws are done
     for (int e = tid; e < CH * D; e += NTS) {
-      Us[e] = stage[e];
-      if constexpr (USEP) Ks[e] = stage[CH * D + e];
+      const int at = (e / D) * LDU + Pl::col(e % D);
+      Us[at] = stage[e];
+      if constexpr (USEP) Ks[at] = stage[CH * D + e];
     }
     __syncthreads();  // Us, Ks complete; the stage is free
     if (t0 + CH < t_end) fetch(t0 + CH);
 #pragma unroll 1
     for (int s = 0; s < len; ++s) {
-      const double* us = Us + s * D + c0;
-      const double* ks = Ks + s * D + c0;
+      const double* us = Us + s * LDU + pc0;
+      const double* ks = Ks + s * LDU + pc0;
       double y[RP], x[RP];
 #pragma unroll
       for (int rr = 0; rr < RP; ++rr) y[rr] = x[rr] = 0.0;
@@ -850,18 +871,37 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
           y[rr] += __shfl_xor_sync(0xffffffffu, y[rr], m);
           if constexpr (USEP) x[rr] += __shfl_xor_sync(0xffffffffu, x[rr], m);
         }
-      double* zs = Zs + (s & 1) * D;
-      if (cg == 0)
+      double* zs = Zs + (s & 1) * LDU;
+      double* ps = Ps + (s & 1) * NDOT * CG * LDP;
+      if (cg == 0) {
+        const double* ur = Us + s * LDU;
+        const double* kr = Ks + s * LDU;
+        double pu = 0.0, pk = 0.0;
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) zs[r0 + rr] = y[rr];
-      __syncthreads();  // z complete (the other parity's readers finished before the last step's barrier)
-      double uz = 0.0, kz = 0.0;
-#pragma unroll
-      for (int cc = 0; cc < CP; ++cc) {
-        const double zj = zs[c0 + cc];
-        uz = core::vfma(us[cc], zj, uz);
-        if constexpr (USEP) kz = core::vfma(ks[cc], zj, kz);
+        for (int rr = 0; rr < RP; ++rr) {
+          const int c = Pl::col(r0 + rr);
+          zs[c] = y[rr];
+          pu = core::vfma(ur[c], y[rr], pu);
+          if constexpr (USEP) pk = core::vfma(kr[c], y[rr], pk);
+        }
+        ps[Pl::share(rg)] = pu;
+        if constexpr (USEP) ps[CG * LDP + Pl::share(rg)] = pk;
       }
+      __syncthreads();  // z and the shares complete (the other parity's readers finished before the last step's barrier)
+      double qu[PG], qk[PG];
+#pragma unroll
+      for (int i = 0; i < PG; ++i) {
+        qu[i] = ps[cg * LDP + i];
+        if constexpr (USEP) qk[i] = ps[CG * LDP + cg * LDP + i];
+      }
+#pragma unroll
+      for (int m = PG / 2; m >= 1; m /= 2)
+#pragma unroll
+        for (int i = 0; i < m; ++i) {
+          qu[i] += qu[i + m];
+          if constexpr (USEP) qk[i] += qk[i + m];
+        }
+      double uz = qu[0], kz = USEP ? qk[0] : 0.0;
 #pragma unroll
       for (int m = CG / 2; m >= 1; m /= 2) {
         uz += __shfl_xor_sync(0xffffffffu, uz, m);
@@ -877,7 +917,7 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
         for (int rr = 0; rr < RP; ++rr) Ws[s * LDW + r0 + rr] = core::sm_gate_entry(USEP ? x[rr] : y[rr], gr[rr], kz);
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) {
-        const double zj = zs[c0 + cc];
+        const double zj = zs[pc0 + cc];
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], gr[rr], zj);
       }
