@@ -42,6 +42,34 @@ struct RunArgs {
 
 bool given(const CLI::Option* o) { return o->count() > 0; }
 
+// An option the chosen model never reads is refused, as --ridge alone is, rather
+// than recorded in the output's metadata as if it acted (docs/SPEC.md, the
+// baselines): linear attention reads phi and the readout, DeltaNet those and the
+// key's normalisation, softmax attention none of them; A and its stabilisers are
+// VLA's alone, and so is the vla-v3 preset, which sets only those.
+void refuse_unread_options(const RunArgs& a, Model m) {
+  if (m == Model::vla) return;
+  const std::string by = "--baseline " + to_string(m);
+  auto refuse = [&](const CLI::Option* o, const std::string& name, const std::string& why) {
+    if (o && o->count() > 0) throw InputError(name + " has no effect with " + by + ": " + why);
+  };
+  const std::string vla_only = "it sets VLA's penalty matrix A and its stabilisers, which " + by + " does not have";
+  if (a.spec.preset != "paper") throw InputError("--preset " + a.spec.preset + " has no effect with " + by + ": " + vla_only);
+  refuse(a.spec.o_lambda0, "--lambda0", vla_only);
+  refuse(a.spec.o_uus, "--u-unit-scaled", vla_only);
+  refuse(a.spec.o_dfloor, "--delta-floor", vla_only);
+  refuse(a.spec.o_rev, "--ridge-every", vla_only);
+  refuse(a.spec.o_ridge, "--ridge", vla_only);
+  if (m == Model::linear) refuse(a.spec.o_norm, "--normalize", "linear attention adds v phi(k)^T with phi(k) unnormalised");
+  if (m == Model::softmax) {
+    const std::string why = "softmax attention has no feature map, normaliser or ratio readout";
+    refuse(a.spec.o_fm, "--feature-map", why);
+    refuse(a.spec.o_readout, "--readout", why);
+    refuse(a.spec.o_norm, "--normalize", why);
+    refuse(a.spec.o_den, "--den-floor", why);
+  }
+}
+
 // The preset, then every explicitly given option on top of it.
 Options build_options(const RunArgs& a) {
   Options o = gate::build_options(a.spec);
@@ -49,6 +77,7 @@ Options build_options(const RunArgs& a) {
   if (o.model != Model::deltanet && (given(a.o_beta) || given(a.o_decay))) {
     throw InputError("--deltanet-beta and --deltanet-decay apply to --baseline deltanet only");
   }
+  refuse_unread_options(a, o.model);
   if (given(a.o_beta)) o.deltanet_beta = a.beta;
   if (given(a.o_decay)) o.deltanet_decay = a.decay;
   validate(o);

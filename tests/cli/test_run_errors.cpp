@@ -134,6 +134,23 @@ TEST_F(RunErrors, UnknownOrMisusedOptions) {
   expect_bad("", "--input is required");
 }
 
+// An option the baseline never reads is refused by name, not recorded as if it
+// acted; what a baseline does read is accepted, and the baseline runs.
+TEST_F(RunErrors, OptionsABaselineDoesNotRead) {
+  expect_bad(in() + " --baseline softmax --lambda0 2", "--lambda0 has no effect with --baseline softmax");
+  expect_bad(in() + " --baseline linear --ridge-every 5 --ridge 0.1", "--ridge-every has no effect with --baseline linear");
+  expect_bad(in() + " --baseline deltanet --u-unit-scaled", "--u-unit-scaled has no effect with --baseline deltanet");
+  expect_bad(in() + " --baseline deltanet --preset vla-v3", "--preset vla-v3 has no effect with --baseline deltanet");
+  expect_bad(in() + " --baseline linear --normalize key", "--normalize has no effect with --baseline linear");
+  expect_bad(in() + " --baseline softmax --feature-map identity", "--feature-map has no effect with --baseline softmax");
+  expect_bad(in() + " --baseline softmax --readout raw", "--readout has no effect with --baseline softmax");
+  for (const std::string args : {"--baseline linear --readout raw --feature-map identity", "--baseline deltanet --normalize none",
+                                 "--baseline softmax", "--baseline vla --lambda0 2"}) {
+    const Result r = run_vla("run " + in() + " --scalar double " + args + " --output '" + path("b.safetensors") + "' --force");
+    EXPECT_EQ(r.code, 0) << args << ":\n" << r.output;
+  }
+}
+
 TEST_F(RunErrors, ExistingOutputIsNotReplacedWithoutForce) {
   { std::ofstream(path("out.safetensors")) << "precious"; }
   const Result r = run_vla("run " + in() + " --output '" + path("out.safetensors") + "'");
