@@ -242,6 +242,10 @@ int run(const BenchArgs& a) {
     for (std::size_t j = 0; j < i; ++j)
       if (entries[i].impl == entries[j].impl) throw InputError("--impl: '" + entries[i].impl + "' is listed twice (also through a group)");
 
+  // --check judges kernels against the reference; a list of references alone would pass it having judged nothing.
+  if (a.check && std::none_of(entries.begin(), entries.end(), [](const Entry& e) { return e.policy.has_value(); }))
+    throw InputError("--check judges kernels by the error model, and --impl lists references only (what kernels are judged against)");
+
   // One untimed call each: a refused shape or option stops here, naming the
   // implementation, and the first call's one-off costs (CUDA context, caches)
   // stay out of the timing. With --check its outputs are judged by the gate's

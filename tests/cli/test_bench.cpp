@@ -115,6 +115,7 @@ TEST_F(Bench, RefusesBadRequestsBeforeTiming) {
   expect_bad("--repetitions 0", "--repetitions must be between 1 and 1000");
   expect_bad("--min-time 0", "--min-time must be a number of seconds in (0, 60]");
   expect_bad("--lambda0 0", "lambda0");
+  expect_bad("--check --impl reference-double", "--impl lists references only");
   expect_bad("--input '" + path("missing.safetensors") + "'", "missing.safetensors");
 }
 
