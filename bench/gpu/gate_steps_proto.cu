@@ -3,6 +3,10 @@
 // parallel, A held in registers, against scan_gate's in-chunk Woodbury chain.
 // Prototype: A_c0 = I / lambda0 at every segment (the timing does not depend on
 // it; the check restarts the CPU recurrence the same way). u = k^, no floor.
+// Variants: RP rows x CP columns a thread; PADC doubles of padding after every CP
+// columns of the shared rows (the CG lanes' blocks out of each other's banks) and
+// ROWDOT, u . z from the row groups' shares (docs/CHUNKED.md 8.16: the two changes
+// that made the per-step kernel faster than the Woodbury chunks).
 //   nvcc -O3 -arch=sm_90 -std=c++20 -Icore/include bench/gpu/gate_steps_proto.cu -o gate_steps_proto && ./gate_steps_proto
 #include <cuda_runtime.h>
 
@@ -27,13 +31,16 @@ __device__ __forceinline__ double recip(double p) {
 }
 
 // RP rows x CP columns of A per thread; CG = D / CP lanes share a row group.
-template <int D, int RP, int CP, int MINB>
+template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false>
 __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
     gate_steps(const float* __restrict__ khat, float* __restrict__ gate, int T, int H, int seg_steps, double lambda0) {
   constexpr int CG = D / CP, NT = (D / RP) * CG, CH = 32, TPS = NT / CH, PER = D / TPS;
   static_assert(32 % CG == 0 && NT % CH == 0 && D % TPS == 0, "shape");
-  __shared__ __align__(16) double ud[CH][D];
-  __shared__ __align__(16) double zb[2][D];
+  constexpr int LD = D + PADC * CG;  // each CP-column block padded by PADC doubles: the CG lanes' blocks in distinct banks
+  __shared__ __align__(16) double ud[CH][LD];
+  __shared__ __align__(16) double zb[2][LD];
+  __shared__ __align__(16) double pb[2][D / RP + 4 * CG];  // row-group partials of u . z (ROWDOT)
+  auto P = [](int c) { return c + (c / CP) * PADC; };
   __shared__ double wb[CH][D + 1];
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / H, h = bh % H;
   const int tid = threadIdx.x, rg = tid / CG, cg = tid % CG, r0 = rg * RP, c0 = cg * CP;
@@ -48,7 +55,7 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
     __syncthreads();
     for (int e = tid; e < CH * D; e += NT) {
       const int t = e / D, d = e % D;
-      ud[t][d] = t < len ? double(khat[((std::size_t(b) * T + tc + t) * H + h) * D + d]) : 0.0;
+      ud[t][P(d)] = t < len ? double(khat[((std::size_t(b) * T + tc + t) * H + h) * D + d]) : 0.0;
     }
     __syncthreads();
 #pragma unroll 1
@@ -58,7 +65,7 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
       for (int rr = 0; rr < RP; ++rr) y[rr] = 0.0;
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) {
-        const double uj = ud[s][c0 + cc];
+        const double uj = ud[s][P(c0) + cc];
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) y[rr] = fma(a[rr][cc], uj, y[rr]);
       }
@@ -66,13 +73,33 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
       for (int m = CG / 2; m >= 1; m /= 2)
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) y[rr] += __shfl_xor_sync(0xffffffffu, y[rr], m);
-      if (cg == 0)
+      if (cg == 0) {
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) zb[s & 1][r0 + rr] = y[rr];
+        for (int rr = 0; rr < RP; ++rr) zb[s & 1][P(r0 + rr)] = y[rr];
+        if constexpr (ROWDOT) {
+          double p = ud[s][P(r0)] * y[0];
+#pragma unroll
+          for (int rr = 1; rr < RP; ++rr) p = fma(ud[s][P(r0 + rr)], y[rr], p);
+          constexpr int PER_CG = D / RP / CG;
+          pb[s & 1][rg + (rg / PER_CG) * 4] = p;
+        }
+      }
       __syncthreads();
       double d1 = 0.0;
+      if constexpr (ROWDOT) {
+        constexpr int PER_CG = D / RP / CG;  // row groups summed by each lane of a row group
+        double q[PER_CG];
 #pragma unroll
-      for (int cc = 0; cc < CP; ++cc) d1 = fma(ud[s][c0 + cc], zb[s & 1][c0 + cc], d1);
+        for (int i = 0; i < PER_CG; ++i) q[i] = pb[s & 1][cg * (PER_CG + 4) + i];
+#pragma unroll
+        for (int m = PER_CG / 2; m >= 1; m /= 2)
+#pragma unroll
+          for (int i = 0; i < m; ++i) q[i] += q[i + m];
+        d1 = q[0];
+      } else {
+#pragma unroll
+        for (int cc = 0; cc < CP; ++cc) d1 = fma(ud[s][P(c0) + cc], zb[s & 1][P(c0) + cc], d1);
+      }
 #pragma unroll
       for (int m = CG / 2; m >= 1; m /= 2) d1 += __shfl_xor_sync(0xffffffffu, d1, m);
       const double rd = recip(1.0 + d1);
@@ -84,7 +111,7 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
         for (int rr = 0; rr < RP; ++rr) wb[s][r0 + rr] = fma(-hz[rr], d1, y[rr]);
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) {
-        const double zj = zb[s & 1][c0 + cc];
+        const double zj = zb[s & 1][P(c0) + cc];
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) a[rr][cc] = fma(-hz[rr], zj, a[rr][cc]);
       }
@@ -124,7 +151,7 @@ __global__ void fill_keys(float* k, std::size_t rows, int D, std::uint32_t salt)
   }
 }
 
-template <int D, int RP, int CP, int MINB>
+template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false>
 void run(const char* name, int B, int H, int T, int seg, bool check) {
   const std::size_t n = std::size_t(B) * T * H * D;
   float *k, *g;
@@ -135,14 +162,14 @@ void run(const char* name, int B, int H, int T, int seg, bool check) {
   const dim3 grid((T + seg - 1) / seg, B * H);
   constexpr int NT = (D / RP) * (D / CP);
   auto launch = [&] {
-    gate_steps<D, RP, CP, MINB><<<grid, NT>>>(k, g, T, H, seg, 1.0);
+    gate_steps<D, RP, CP, MINB, PADC, ROWDOT><<<grid, NT>>>(k, g, T, H, seg, 1.0);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   const double ms = median_launch_ms(launch);  // after a warm-up launch
   int blocks = 0;
-  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB>, NT, 0));
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB, PADC, ROWDOT>, NT, 0));
   cudaFuncAttributes at;
-  VLA_CUDA_CHECK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB>));
+  VLA_CUDA_CHECK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB, PADC, ROWDOT>));
   double err = -1;
   if (check) {  // head (0, 0), every segment restarted from I / lambda0, double on the host
     std::vector<float> hk(n), hg(n);
@@ -197,5 +224,12 @@ int main() {
     run<64, 4, 16, 6>("rp4cp16", 8, 128, 4096, seg, false);
   }
   run<32, 2, 8, 8>("d32", 1, 16, 16384, 512, true);
+  for (int seg : {512, 256}) {
+    run<64, 2, 16, 4, 2, false>("rp2cp16p", 1, 16, 16384, seg, true);
+    run<64, 2, 16, 4, 2, true>("rp2cp16pr", 1, 16, 16384, seg, true);
+    run<64, 2, 32, 6, 2, false>("rp2cp32p", 1, 16, 16384, seg, true);
+    run<64, 2, 32, 6, 2, true>("rp2cp32pr", 1, 16, 16384, seg, true);
+    run<64, 4, 16, 6, 2, true>("rp4cp16pr", 1, 16, 16384, seg, true);
+  }
   return 0;
 }

@@ -18,13 +18,15 @@ enum class ScanGateForm {
   per_step,
 };
 
-// The kernels' gate stage. Shipped: the Woodbury chunks, the form measured on the
-// GPU (8.10-8.15). An experiment's build (gpu/standalone: -DVLA_SCAN_GATE_FORM=per_step)
-// runs the per-step kernels (8.16) and its twin follows, as the segment length does.
-#if defined(VLA_SCAN_GATE_PER_STEP)
-constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::per_step;
-#else
+// The kernels' gate stage. Shipped since 2026-12-05: per step (8.16), faster than
+// the Woodbury chunks at every measured shape once its shared rows were padded
+// (reports/gpu/2026-12-05-h100-gate-per-step-padded.md). A build with
+// -DVLA_SCAN_GATE_FORM=woodbury (gpu/standalone) runs the Woodbury kernels
+// (8.10-8.15) and its twin follows, as the segment length does.
+#if defined(VLA_SCAN_GATE_WOODBURY)
 constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::woodbury;
+#else
+constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::per_step;
 #endif
 
 }  // namespace vla::ref
