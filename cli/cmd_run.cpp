@@ -51,7 +51,7 @@ void refuse_unread_options(const RunArgs& a, Model m) {
   if (m == Model::vla) return;
   const std::string by = "--baseline " + to_string(m);
   auto refuse = [&](const CLI::Option* o, const std::string& name, const std::string& why) {
-    if (o && o->count() > 0) throw InputError(name + " has no effect with " + by + ": " + why);
+    if (given(o)) throw InputError(name + " has no effect with " + by + ": " + why);
   };
   const std::string vla_only = "it sets VLA's penalty matrix A and its stabilisers, which " + by + " does not have";
   if (a.spec.preset != "paper") throw InputError("--preset " + a.spec.preset + " has no effect with " + by + ": " + vla_only);

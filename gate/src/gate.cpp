@@ -43,8 +43,7 @@ double quantile(std::vector<double> x, double q) {
 
 bool GateReport::passed() const {
   for (const auto& s : summaries) {
-    const bool mutant = mutation_campaign && s.role == "mutant";
-    if (mutant ? s.fail == 0 : (!s.passed() || s.judged_nothing())) return false;
+    if (must_fail(s) ? s.fail == 0 : (!s.passed() || s.judged_nothing())) return false;
   }
   return regressions.empty();
 }
@@ -52,7 +51,7 @@ bool GateReport::passed() const {
 std::vector<std::string> GateReport::judged_nothing() const {
   std::vector<std::string> v;
   for (const auto& s : summaries)
-    if (s.judged_nothing() && !(mutation_campaign && s.role == "mutant")) v.push_back(s.name);
+    if (s.judged_nothing() && !must_fail(s)) v.push_back(s.name);
   return v;
 }
 

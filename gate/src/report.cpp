@@ -49,7 +49,7 @@ struct VerdictCase {
 std::vector<VerdictCase> verdict_cases(const GateReport& rep) {
   std::vector<VerdictCase> v;
   for (const auto& s : rep.summaries) {
-    if (rep.mutation_campaign && s.role == "mutant") {
+    if (rep.must_fail(s)) {
       v.push_back({s.name + " is rejected", s.fail > 0 ? "" : "the planted defect (" + s.defect + ") passed every case: the gate missed it"});
       continue;
     }
@@ -70,7 +70,6 @@ std::string junit_xml(const GateReport& rep) {
   std::ostringstream x;
   // In a mutation campaign a mutant's failing case is the gate doing its job: a passed test case (its rejection is
   // in system-out), and the mutant's verdict is the test case "<mutant> is rejected".
-  auto expected_failure = [&](const CandidateSummary& s) { return rep.mutation_campaign && s.role == "mutant"; };
   const std::vector<VerdictCase> verdict = verdict_cases(rep);
   int verdict_failures = 0;
   for (const auto& c : verdict) verdict_failures += !c.failure.empty();
@@ -78,7 +77,7 @@ std::string junit_xml(const GateReport& rep) {
   for (const auto& s : rep.summaries) {
     tests += s.cases;
     skipped += s.invalid;
-    failures += expected_failure(s) ? 0 : s.fail;
+    failures += rep.must_fail(s) ? 0 : s.fail;
   }
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << fmt::format("<testsuites name=\"vla gate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", tests, failures,
@@ -96,7 +95,7 @@ std::string junit_xml(const GateReport& rep) {
     for (const auto& r : rep.results)
       if (r.candidate == s.name) t += r.seconds;
     x << fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", xml_escape(s.name),
-                     s.cases, expected_failure(s) ? 0 : s.fail, s.invalid, t);
+                     s.cases, rep.must_fail(s) ? 0 : s.fail, s.invalid, t);
     x << "    <properties>\n"
       << fmt::format("      <property name=\"device\" value=\"{}\"/>\n", xml_escape(rep.device))
       << fmt::format("      <property name=\"role\" value=\"{}\"/>\n", xml_escape(s.role)) << "    </properties>\n";
@@ -109,7 +108,7 @@ std::string junit_xml(const GateReport& rep) {
         continue;
       }
       x << ">\n";
-      if (r.status == Status::fail && expected_failure(s))
+      if (r.status == Status::fail && rep.must_fail(s))
         x << fmt::format("      <system-out>rejected here (the planted defect was caught): {}\nreplay: {}</system-out>\n", xml_escape(r.message),
                          xml_escape(r.replay));
       else if (r.status == Status::fail)

@@ -70,6 +70,8 @@ struct GateReport {
   // one case and failing none, and no accuracy regression against a stored baseline. A mutation campaign: every
   // planted mutant rejected, every honest variant judged and passed, no regression.
   bool passed() const;
+  // A planted mutant of a mutation campaign: its failures are the gate doing its job, and it must have some.
+  bool must_fail(const CandidateSummary& s) const { return mutation_campaign && s.role == "mutant"; }
   // The candidates judged on no case (they fail the run: nothing is shown).
   std::vector<std::string> judged_nothing() const;
 };
