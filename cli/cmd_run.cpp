@@ -45,8 +45,10 @@ bool given(const CLI::Option* o) { return o->count() > 0; }
 // An option the chosen model never reads is refused, as --ridge alone is, rather
 // than recorded in the output's metadata as if it acted (docs/SPEC.md, the
 // baselines): linear attention reads phi and the readout, DeltaNet those and the
-// key's normalisation, softmax attention none of them; A and its stabilisers are
-// VLA's alone, and so is the vla-v3 preset, which sets only those.
+// key part of --normalize (core::deltanet_step reads normalize_key() only: it has
+// no gate a^, so a value that also normalises the gate, gate or both, is refused
+// too), softmax attention none of them; A and its stabilisers are VLA's alone, and
+// so is the vla-v3 preset, which sets only those.
 void refuse_unread_options(const RunArgs& a, Model m) {
   if (m == Model::vla) return;
   const std::string by = "--baseline " + to_string(m);
@@ -61,6 +63,16 @@ void refuse_unread_options(const RunArgs& a, Model m) {
   refuse(a.spec.o_rev, "--ridge-every", vla_only);
   refuse(a.spec.o_ridge, "--ridge", vla_only);
   if (m == Model::linear) refuse(a.spec.o_norm, "--normalize", "linear attention adds v phi(k)^T with phi(k) unnormalised");
+  if (m == Model::deltanet && given(a.spec.o_norm)) {
+    Options n;
+    n.normalize = parse_normalize(a.spec.normalize);
+    if (n.normalize_gate()) {
+      const std::string same = n.normalize_key() ? "key" : "none";
+      throw InputError("--normalize " + a.spec.normalize + ": its gate part has no effect with " + by +
+                       ", which has no gate a^ and reads only the key part of --normalize (--normalize " + same +
+                       " runs the same recurrence)");
+    }
+  }
   if (m == Model::softmax) {
     const std::string why = "softmax attention has no feature map, normaliser or ratio readout";
     refuse(a.spec.o_fm, "--feature-map", why);

@@ -142,10 +142,20 @@ TEST_F(RunErrors, OptionsABaselineDoesNotRead) {
   expect_bad(in() + " --baseline deltanet --u-unit-scaled", "--u-unit-scaled has no effect with --baseline deltanet");
   expect_bad(in() + " --baseline deltanet --preset vla-v3", "--preset vla-v3 has no effect with --baseline deltanet");
   expect_bad(in() + " --baseline linear --normalize key", "--normalize has no effect with --baseline linear");
+  expect_bad(in() + " --baseline linear --normalize gate", "--normalize has no effect with --baseline linear");
+  expect_bad(in() + " --baseline softmax --normalize both", "--normalize has no effect with --baseline softmax");
+  // DeltaNet reads the key part of --normalize only: a value with a gate part is refused, naming the value and the
+  // value that runs the same recurrence; the key-only values (key, none) are read and accepted below.
+  expect_bad(in() + " --baseline deltanet --normalize gate", "--normalize gate: its gate part has no effect with --baseline deltanet");
+  expect_bad(in() + " --baseline deltanet --normalize gate", "(--normalize none runs the same recurrence)");
+  expect_bad(in() + " --baseline deltanet --normalize both", "--normalize both: its gate part has no effect with --baseline deltanet");
+  expect_bad(in() + " --baseline deltanet --normalize both", "(--normalize key runs the same recurrence)");
+  expect_bad(in() + " --baseline deltanet --deltanet-beta 0.5 --normalize gate", "--normalize gate: its gate part");
   expect_bad(in() + " --baseline softmax --feature-map identity", "--feature-map has no effect with --baseline softmax");
   expect_bad(in() + " --baseline softmax --readout raw", "--readout has no effect with --baseline softmax");
   for (const std::string args : {"--baseline linear --readout raw --feature-map identity", "--baseline deltanet --normalize none",
-                                 "--baseline softmax", "--baseline vla --lambda0 2"}) {
+                                 "--baseline deltanet --normalize key", "--baseline deltanet", "--baseline softmax",
+                                 "--baseline vla --lambda0 2", "--baseline vla --normalize gate"}) {
     const Result r = run_vla("run " + in() + " --scalar double " + args + " --output '" + path("b.safetensors") + "' --force");
     EXPECT_EQ(r.code, 0) << args << ":\n" << r.output;
   }
