@@ -20,7 +20,7 @@
 // three Monte Carlo runs): the full judgement happens when stage 2 runs inside
 // the chunked-scan implementation under the suite's tests.
 //
-// Usage: scan_state_check [--quick | --timed | --parts | --small | --explore | --profile] [--pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8]
+// Usage: scan_state_check [--quick | --timed | --parts | --small | --explore | --profile] [--pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8] [--fold]
 //   (default: the correctness cases, then the timed shapes; --quick: the
 //   correctness cases only; --timed: the timed shapes only (launch_state's
 //   choices); --parts: five of those shapes (B=1 H=16 T=16,384 bf16 and fp32,
@@ -30,7 +30,9 @@
 //   launch of the T = 16,384 shape, for ncu; --pass: the cases without a pass of
 //   their own on the v4 pass, the v5 lane-dot pass or the v6 DMMA pass with 8
 //   or 16 rows per block where built (D >= 32), launch_state's tile for that
-//   pass where a case takes launch_state's; --timed times all four, in one process)
+//   pass where a case takes launch_state's; --timed times all four, in one process;
+//   --fold: the readout folded into the v6 pass, StateConfig::fused_readout, in
+//   place of the readout kernel, where the case runs v6)
 // Exit 0 when every case passes, 1 otherwise.
 #include <cuda_runtime.h>
 
@@ -70,6 +72,7 @@ struct Case {
   int pass = -1;      // -1: launch_state's pass (rows 0) or v4 (a tile given); 4: v4; 5: v5, lanedot (rows 2 or 4; D >= 32); 6, 7: v6, DMMA with 8 or 16 rows per block, 4 warps (D >= 32); 8, 9: the same with 8 warps (D >= 64)
 };
 
+bool g_fold = false;  // --fold (anywhere): the v6 pass with the readout folded in (StateConfig::fused_readout) where launch_state has v6
 int g_pass = -1;  // --pass v4|lanedot|dmma1|dmma2|dmma1w8|dmma2w8 (4 to 9): the cases without a pass of their own on that pass (lanedot and dmma where built, D >= 32)
 
 std::uint64_t splitmix(std::uint64_t x) {
@@ -345,10 +348,14 @@ bool run_case(const Case& cs) {
     cfg.dmma_warps = pass_v >= 8 && D >= 64 ? 8 : 4;
     if (cs.rows == 0) cfg.stages = 3;  // launch_state's ring for v6
   }
+  if (g_fold && cfg.dmma != 0) {
+    cfg.fused_readout = true;
+    cfg.stages = cs.C == 32 ? 4 : 3;  // chunk c - 1 kept beside one loaded ahead
+  }
   const int segments = scan::state_segments(T, cs.C, cfg);
   auto launch = [&](unsigned parts) { scan::launch_state_config(p, nullptr, cfg, parts); };
   const unsigned all_parts = scan::kPrep | scan::kPass | scan::kReadout;
-  if (cs.rows == 0 && pass_v < 0) {
+  if (cs.rows == 0 && pass_v < 0 && !g_fold) {
     scan::launch_state(p, nullptr);  // the public entry point
   } else {
     launch(all_parts);
@@ -453,9 +460,9 @@ bool run_case(const Case& cs) {
   const bool pass = all.failures == 0 && same_bits;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   std::printf(
-      "%s B=%d H=%d T=%d D=%d C=%d %s %s pass %s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
+      "%s B=%d H=%d T=%d D=%d C=%d %s %s pass %s%s tile %dx%d/%d ring %d seg %d probe %d heads_checked=%zu | rel err o %.2e (float recurrence %.2e) "
       "norm %.2e (%.2e) S %.2e (%.2e) | worst err/tol %.3f failures %zu nonfinite %zu deterministic %s",
-      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.dmma ? (cfg.dmma == 1 ? (cfg.dmma_warps == 8 ? "v6/8w8" : "v6/8") : (cfg.dmma_warps == 8 ? "v6/16w8" : "v6/16")) : cfg.lanedot ? "v5" : "v4", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
+      pass ? "PASS" : "FAIL", B, H, T, D, cs.C, cs.bf16 ? "bf16" : "fp32", cs.ratio ? "ratio" : "raw", cfg.dmma ? (cfg.dmma == 1 ? (cfg.dmma_warps == 8 ? "v6/8w8" : "v6/8") : (cfg.dmma_warps == 8 ? "v6/16w8" : "v6/16")) : cfg.lanedot ? "v5" : "v4", cfg.fused_readout ? "+fold" : "", cfg.rows, cfg.elems, cfg.group, cfg.stages, segments, cfg.probe, heads.size(),
       all.rel_o, all.base_o, all.rel_norm, all.base_norm, all.rel_S, all.base_S, all.worst_ratio, all.failures, all.nonfinite,
       same_bits ? "yes" : "NO");
   if (cs.reps > 0) {
@@ -477,6 +484,7 @@ int main(int argc, char** argv) {
   const bool small = std::strcmp(mode, "--small") == 0;
   const bool timed_only = std::strcmp(mode, "--timed") == 0;
   const bool explore = std::strcmp(mode, "--explore") == 0;
+  for (int i = 1; i < argc; ++i) g_fold = g_fold || std::strcmp(argv[i], "--fold") == 0;
   if (argc > 3 && std::strcmp(argv[2], "--pass") == 0) {
     if (std::strcmp(argv[3], "v4") == 0) g_pass = 4;
     else if (std::strcmp(argv[3], "lanedot") == 0) g_pass = 5;

@@ -753,12 +753,21 @@ __global__ void __launch_bounds__(NT) seg_inverse_kernel(GateParams g) {
 // step was a CG-way conflict (the first measurement, 2026-12-05: ~8,900 cycles a
 // step where the FP64 work is ~700; docs/CHUNKED.md 8.16). The row shares of
 // u . z replace each lane's own CP-column dot: the same sum in another order,
-// without every row group reading u and z again.
+// without every row group reading u and z again. D = 64: 4 rows x 16 columns a
+// thread (64 threads, 254 registers, 4 blocks an SM) with two fma chains a row:
+// the kernel is latency-bound with few warps an SM (ncu, H100: FP64 pipe 30% busy,
+// 0.56 eligible warps a scheduler at 2 x 16), and the larger tile gives each warp
+// twice the independent fmas; 0.486 ms against 0.554 for 2 x 16 at B = 1, H = 16,
+// T = 16,384 (reports/gpu/2026-12-05-h100-steps-4x16-folded-readout.md).
+// -DVLA_STEPS_RP64=2 builds the 2 x 16 tile.
+#ifndef VLA_STEPS_RP64
+#define VLA_STEPS_RP64 4
+#endif
 template <int D>
 struct StepShape;
 template <>
 struct StepShape<64> {
-  static constexpr int RP = 2, CP = 16;
+  static constexpr int RP = VLA_STEPS_RP64, CP = 16;
 };
 template <>
 struct StepShape<32> {
@@ -774,6 +783,7 @@ struct StepPlan {
   static constexpr int TPS = NTS / CH, PER = D / TPS;  // the gates' normalisation: TPS lanes per step
   // Blocks per SM the registers must allow (A alone is 2 RP CP registers a thread).
   static constexpr int MINB = D == 64 ? (USEP ? 3 : 4) : 8;
+  static constexpr bool SPLIT = RP >= 4;  // two fma chains a row (the probe: 4 x 16 0.50 ms with, 0.65 without; 2 x 16 the same)
   static constexpr int LDW = D + 1;  // w rows: the TPS lanes of a step read distinct banks
   static constexpr int PAD = 2, LDU = D + PAD * CG;  // padded rows of u, k^, z: column c at col(c)
   static constexpr int PG = D / RP / CG, LDP = PG + 4;  // row shares of u . z: lane cg's PG of them, padded apart
@@ -850,18 +860,33 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
     for (int s = 0; s < len; ++s) {
       const double* us = Us + s * LDU + pc0;
       const double* ks = Ks + s * LDU + pc0;
-      double y[RP], x[RP];
+      // With SPLIT two chains a row (even and odd columns), summed at the end: more
+      // independent fmas a thread where fewer warps share an SM (Pl::SPLIT).
+      double y[RP], x[RP], y2[RP], x2[RP];
 #pragma unroll
-      for (int rr = 0; rr < RP; ++rr) y[rr] = x[rr] = 0.0;
+      for (int rr = 0; rr < RP; ++rr) y[rr] = x[rr] = y2[rr] = x2[rr] = 0.0;
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) {
         const double uj = us[cc];
+        const bool odd = Pl::SPLIT && (cc & 1);
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) y[rr] = core::vfma(a[rr][cc], uj, y[rr]);
+        for (int rr = 0; rr < RP; ++rr) {
+          if (odd) y2[rr] = core::vfma(a[rr][cc], uj, y2[rr]);
+          else y[rr] = core::vfma(a[rr][cc], uj, y[rr]);
+        }
         if constexpr (USEP) {
           const double kj = ks[cc];
 #pragma unroll
-          for (int rr = 0; rr < RP; ++rr) x[rr] = core::vfma(a[rr][cc], kj, x[rr]);
+          for (int rr = 0; rr < RP; ++rr) {
+            if (odd) x2[rr] = core::vfma(a[rr][cc], kj, x2[rr]);
+            else x[rr] = core::vfma(a[rr][cc], kj, x[rr]);
+          }
+        }
+      }
+      if constexpr (Pl::SPLIT) {
+        for (int rr = 0; rr < RP; ++rr) {
+          y[rr] += y2[rr];
+          x[rr] += x2[rr];
         }
       }
 #pragma unroll
@@ -901,7 +926,8 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
           qu[i] += qu[i + m];
           if constexpr (USEP) qk[i] += qk[i + m];
         }
-      double uz = qu[0], kz = USEP ? qk[0] : 0.0;
+      double uz = qu[0], kz = 0.0;
+      if constexpr (USEP) kz = qk[0];
 #pragma unroll
       for (int m = CG / 2; m >= 1; m /= 2) {
         uz += __shfl_xor_sync(0xffffffffu, uz, m);
@@ -929,11 +955,14 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
       double w[PER];
 #pragma unroll
       for (int m = 0; m < PER; ++m) w[m] = t < len ? Ws[t * LDW + sl + TPS * m] : 0.0;
-      const double nw = g.normalize_gate ? col_norm<TPS>(w) : 1.0;
+      // One division a step, then products: the per-entry division was 5% of the kernel's
+      // instructions (ncu, H100, 2026-12-05); w (1 / ||w||) is within an ulp of double
+      // of w / ||w|| before the rounding to float.
+      const double inv = g.normalize_gate ? 1.0 / col_norm<TPS>(w) : 1.0;
       if (t < len) {
         float* out = g.out.gate + row_of(t0 + t);
 #pragma unroll
-        for (int m = 0; m < PER; ++m) out[sl + TPS * m] = float(g.normalize_gate ? w[m] / nw : w[m]);
+        for (int m = 0; m < PER; ++m) out[sl + TPS * m] = float(w[m] * inv);
       }
     }
   }

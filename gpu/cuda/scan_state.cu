@@ -355,32 +355,35 @@ __device__ __forceinline__ void store_tile_vec(float* S, const float (&s)[R][E])
   for (int rr = 0; rr < R; ++rr) stv<E>(S + rr * D, s[rr]);
 }
 
-// The pass's ring of `stages` chunk buffers in shared memory, stages - 1 chunks
-// loaded ahead: load(c, buf) issues chunk c's cp.async into buffer buf (nothing
-// past the segment) and commits one group per call, so that the ring's group
-// count stays uniform.
+// The pass's ring of `stages` chunk buffers in shared memory, stages - 1 - lag
+// chunks loaded ahead: load(c, buf) issues chunk c's cp.async into buffer buf
+// (nothing past the segment) and commits one group per call, so that the ring's
+// group count stays uniform. lag = 1 keeps chunk c - 1's buffer intact while
+// chunk c is worked on (the v6 pass's folded readout reads it one chunk behind).
 struct ChunkRing {
-  int stages, buf, next;  // chunk c's buffer (advanced by advance), the buffer loaded next
+  int stages, lag, buf, next;  // chunk c's buffer (advanced by advance), the buffer loaded next
   template <class Load>
-  __device__ __forceinline__ ChunkRing(int stages_, int c_begin, Load& load) : stages(stages_), buf(stages_ - 1), next(stages_ - 1) {
-    for (int k = 0; k < stages - 1; ++k) load(c_begin + k, k);
+  __device__ __forceinline__ ChunkRing(int stages_, int c_begin, Load& load, int lag_ = 0)
+      : stages(stages_), lag(lag_), buf(stages_ - 1), next(stages_ - 1 - lag_) {
+    for (int k = 0; k < stages - 1 - lag; ++k) load(c_begin + k, k);
   }
-  // Chunk c staged for all threads and every thread done with chunk c-1 (the
+  // Chunk c staged for all threads and every thread done with chunk c-1 - lag (the
   // buffer reloaded next, and the block's other per-chunk shared memory); chunk
-  // c + stages - 1's loads issued. Returns chunk c's buffer.
+  // c + stages - 1 - lag's loads issued. Returns chunk c's buffer.
   template <class Load>
   __device__ __forceinline__ int advance(int c, Load& load) {
     buf = buf + 1 == stages ? 0 : buf + 1;
-    // Groups committed: stages - 1 + (c - c_begin); chunk c's is the (c - c_begin + 1)-th.
-    if (stages == 2) {
+    // Groups committed: stages - 1 - lag + (c - c_begin); chunk c's is the (c - c_begin + 1)-th.
+    const int pending = stages - 2 - lag;
+    if (pending <= 0) {
       __pipeline_wait_prior(0);
-    } else if (stages == 3) {
+    } else if (pending == 1) {
       __pipeline_wait_prior(1);
     } else {
       __pipeline_wait_prior(2);
     }
     __syncthreads();
-    load(c + stages - 1, next);
+    load(c + stages - 1 - lag, next);
     next = next + 1 == stages ? 0 : next + 1;
     return buf;
   }
@@ -393,22 +396,26 @@ struct ChunkRing {
 // and steps tv + (NT/QG) i, 16 bytes at block column 4 qv of vt; loads are issued
 // for chunks c_begin, c_begin + 1, ... in order, the source pointers advancing by
 // a chunk per call; one cp.async group committed per call (ChunkRing's count).
-template <int D, int C, int G, int NT, int LA, int LK>
+// LQ > 0 (the v6 pass with the readout folded in): also phi(q) rows at stride LQ
+// from C (LA + LK + G), same pieces as a^, and the chunk's C ratio denominators
+// after them (1 where the readout is raw; 4-byte pieces: den_t are H apart).
+template <int D, int C, int G, int NT, int LA, int LK, int LQ = 0>
 struct ChunkLoader {
   static constexpr int Q = D / 4;                    // 16-byte pieces of a row
   static constexpr int PIECES = C * Q / NT;          // a^ and kt pieces per thread and chunk
   static constexpr int QG = G / 4;                   // 16-byte pieces of the block's vt row
   static constexpr int VP = (C * QG + NT - 1) / NT;  // vt pieces per thread (the last sweep partial when C QG < NT)
   static_assert(C * Q % NT == 0 && NT % Q == 0 && NT % QG == 0 && (C * QG <= NT || C * QG % NT == 0), "whole rows per sweep");
+  static_assert(LQ == 0 || (C <= NT && LQ % 4 == 0), "a thread per denominator; 16-byte phi(q) rows");
   float* smem;
   std::size_t buf_floats, a_step;
-  int T, c_end, tid, tq, tv, a_dst0, k_dst0, v_dst0;
-  const float *a_next, *k_next, *v_next;
+  int T, H, c_end, tid, tq, tv, a_dst0, k_dst0, v_dst0, q_dst0, d_dst;
+  const float *a_next, *k_next, *v_next, *q_next, *d_next;
   // Block (b, h) of head bh, whose rows of S start at row0; scratch rows nc_steps per head.
   __device__ __forceinline__ ChunkLoader(float* smem_, std::size_t buf_floats_, const StateParams& p, const float* kt_in,
                                          const float* vt_r, int b, int h, int bh, int row0, std::size_t nc_steps, int c_begin,
                                          int c_end_)
-      : smem(smem_), buf_floats(buf_floats_), a_step(static_cast<std::size_t>(p.H) * D), T(p.T), c_end(c_end_), tid(threadIdx.x) {
+      : smem(smem_), buf_floats(buf_floats_), a_step(static_cast<std::size_t>(p.H) * D), T(p.T), H(p.H), c_end(c_end_), tid(threadIdx.x) {
     const int qq = tid % Q, qv = tid % QG;
     tq = tid / Q;
     tv = tid / QG;
@@ -418,6 +425,10 @@ struct ChunkLoader {
     a_next = p.in.gate + row_index(b, tq, h, T, p.H) * D + 4 * qq + static_cast<std::size_t>(c_begin) * C * a_step;
     k_next = kt_in + (static_cast<std::size_t>(bh) * nc_steps + tq + static_cast<std::size_t>(c_begin) * C) * D + 4 * qq;
     v_next = vt_r + (static_cast<std::size_t>(bh) * nc_steps + tv + static_cast<std::size_t>(c_begin) * C) * D + row0 + 4 * qv;
+    q_dst0 = C * (LA + LK + G) + tq * LQ + 4 * qq;
+    d_dst = C * (LA + LK + G + LQ) + tid;
+    q_next = LQ > 0 ? p.in.phiq + (a_next - p.in.gate) : nullptr;
+    d_next = LQ > 0 && p.in.den && tid < C ? p.in.den + row_index(b, c_begin * C + tid, h, T, p.H) : nullptr;
   }
   __device__ __forceinline__ void operator()(int c, int buf) {
     if (c < c_end) {
@@ -428,12 +439,21 @@ struct ChunkLoader {
       for (int i = 0; i < PIECES; ++i) {
         float* ad = base + a_dst0 + (NT / Q) * i * LA;
         float* kd = base + k_dst0 + (NT / Q) * i * LK;
+        float* qd = base + q_dst0 + (NT / Q) * i * LQ;
         if (cc == C || tq + (NT / Q) * i < cc) {
           __pipeline_memcpy_async(ad, a_next + i * a_piece, 16);
           __pipeline_memcpy_async(kd, k_next + (NT / Q) * i * D, 16);
+          if constexpr (LQ > 0) __pipeline_memcpy_async(qd, q_next + i * a_piece, 16);
         } else {
           *reinterpret_cast<float4*>(ad) = make_float4(0.f, 0.f, 0.f, 0.f);
           *reinterpret_cast<float4*>(kd) = make_float4(0.f, 0.f, 0.f, 0.f);
+          if constexpr (LQ > 0) *reinterpret_cast<float4*>(qd) = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+      if constexpr (LQ > 0) {
+        if (tid < C) {
+          if (d_next && tid < cc) __pipeline_memcpy_async(base + d_dst, d_next, 4);
+          else base[d_dst] = 1.0f;
         }
       }
 #pragma unroll
@@ -449,6 +469,10 @@ struct ChunkLoader {
       a_next += static_cast<std::size_t>(C) * a_step;
       k_next += static_cast<std::size_t>(C) * D;
       v_next += static_cast<std::size_t>(C) * D;
+      if constexpr (LQ > 0) {
+        q_next += static_cast<std::size_t>(C) * a_step;
+        if (d_next) d_next += static_cast<std::size_t>(C) * H;
+      }
     }
     __pipeline_commit();
   }
@@ -992,13 +1016,46 @@ struct LaneDotPass {  // v5: r's dot products whole in a lane
   static auto kernel() { return state_pass_lanedot_kernel<D, C, R>; }
 };
 
-template <int D, int C, int MT, int NW>
-struct DmmaPass {  // v6: r and the chunk's update as DMMA products
-  using Sh = DmmaPassShape<D, C, MT, NW>;
-  static constexpr int NT = Sh::NT, rows = Sh::G;
+template <int D, int C, int MT, int NW, int FR = 0>
+struct DmmaPass {  // v6: r and the chunk's update as DMMA products; FR: the readout folded in
+  using Sh = DmmaPassShape<D, C, MT, NW, FR>;
+  static constexpr int NT = Sh::NTALL, rows = Sh::G, min_stages = Sh::min_stages;
+  static constexpr bool folded = FR != 0;
   static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
-  static auto kernel() { return state_pass_dmma_kernel<D, C, MT, NW>; }
+  static auto kernel() { return state_pass_dmma_kernel<D, C, MT, NW, FR>; }
 };
+
+// After a pass with the readout folded in: ||S_t||_F from the pass blocks' partials
+// (norm_part[b h][step][block], ng blocks a head), summed in block order.
+__global__ void __launch_bounds__(256) state_norm_final_kernel(StateParams p, int n_chunks, int ng, const float* __restrict__ part) {
+  const std::size_t total = static_cast<std::size_t>(p.B) * p.H * p.T;
+  const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * p.C;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int bh = static_cast<int>(i / p.T), t = static_cast<int>(i % p.T);
+    const float* x = part + (static_cast<std::size_t>(bh) * nc_steps + t) * ng;
+    float acc = x[0];
+    for (int g = 1; g < ng; ++g) acc += x[g];
+    p.state_norm[row_index(bh / p.H, t, bh % p.H, p.T, p.H)] = core::vsqrt(acc);
+  }
+}
+
+template <class Pass>
+constexpr bool folded_pass() {
+  if constexpr (requires { Pass::folded; }) {
+    return Pass::folded;
+  } else {
+    return false;
+  }
+}
+template <class Pass>
+constexpr int pass_min_stages() {
+  if constexpr (requires { Pass::min_stages; }) {
+    return Pass::min_stages;
+  } else {
+    return 2;
+  }
+}
 
 template <int D, int C, bool BF16, class Pass>
 void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
@@ -1015,9 +1072,15 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   int dev = 0, smem_optin = 0;
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
   VLA_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  int stages = std::max(2, std::min(4, cfg.stages));
-  while (stages > 2 && Pass::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
+  constexpr bool folded = folded_pass<Pass>();
+  constexpr int min_stages = pass_min_stages<Pass>();
+  int stages = std::max(min_stages, std::min(4, cfg.stages));
+  while (stages > min_stages && Pass::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
   const std::size_t pass_smem = Pass::smem_bytes(stages);
+  if (pass_smem > static_cast<std::size_t>(smem_optin))
+    throw std::invalid_argument("scan state: the pass needs " + std::to_string(pass_smem) + " bytes of shared memory at D=" +
+                                std::to_string(D) + " C=" + std::to_string(C) + ", above the device's " + std::to_string(smem_optin) +
+                                (folded ? " (the folded readout's ring; StateConfig::fused_readout false uses less)" : ""));
   VLA_CUDA_CHECK(cudaFuncSetAttribute(state_prep_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(prep_smem)));
   VLA_CUDA_CHECK(cudaFuncSetAttribute(Pass::kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(pass_smem)));
@@ -1032,13 +1095,21 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   auto readout = [&](int c0, int c1, cudaStream_t st) {
-    state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(bh * (c1 - c0)), RS::NT, RS::smem_bytes, st>>>(p, n_chunks, c0, c1 - c0, vt, sc);
+    if constexpr (folded) {
+      // The pass wrote o and the norm partials (over sc); the norms' last sum here.
+      (void)c0, (void)c1;
+      const std::size_t total = static_cast<std::size_t>(bh) * p.T;
+      const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 65535));
+      state_norm_final_kernel<<<blocks, 256, 0, st>>>(p, n_chunks, D / Pass::rows, sc);
+    } else {
+      state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(bh * (c1 - c0)), RS::NT, RS::smem_bytes, st>>>(p, n_chunks, c0, c1 - c0, vt, sc);
+    }
     VLA_CUDA_CHECK(cudaGetLastError());
   };
 
   const int K = segments_for(cfg, n_chunks);
   auto bound = [&](int k) { return static_cast<int>(static_cast<long long>(n_chunks) * k / K); };
-  if (parts == (kPrep | kPass | kReadout) && K > 1) {
+  if (parts == (kPrep | kPass | kReadout) && K > 1 && !folded) {
     // Overlapped: prep of segment k (stream prep) -> pass of segment k (stream
     // pass, after pass k-1) -> readout of segment k (stream read), so that the
     // readout of k and the prep of later segments run beside the pass of k+1.
@@ -1088,14 +1159,20 @@ void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsign
   if (cfg.dmma != 0) {
     if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for the v4 pass only");
     if constexpr (D >= 32) {
+      constexpr int FR = BF16 ? 2 : 1;  // the folded readout's output type
+      // v6 with MT row tiles and NW warps, with or without the folded readout.
+      auto v6 = [&]<int MT, int NW>() {
+        return cfg.fused_readout ? launch_typed<D, C, BF16, DmmaPass<D, C, MT, NW, FR>>(p, s, cfg, parts)
+                                 : launch_typed<D, C, BF16, DmmaPass<D, C, MT, NW>>(p, s, cfg, parts);
+      };
       if (cfg.dmma_warps == 4) {
-        if (cfg.dmma == 1) return launch_typed<D, C, BF16, DmmaPass<D, C, 1, 4>>(p, s, cfg, parts);
-        if (cfg.dmma == 2) return launch_typed<D, C, BF16, DmmaPass<D, C, 2, 4>>(p, s, cfg, parts);
+        if (cfg.dmma == 1) return v6.template operator()<1, 4>();
+        if (cfg.dmma == 2) return v6.template operator()<2, 4>();
       }
       if constexpr (D >= 64)
         if (cfg.dmma_warps == 8) {
-          if (cfg.dmma == 1) return launch_typed<D, C, BF16, DmmaPass<D, C, 1, 8>>(p, s, cfg, parts);
-          if (cfg.dmma == 2) return launch_typed<D, C, BF16, DmmaPass<D, C, 2, 8>>(p, s, cfg, parts);
+          if (cfg.dmma == 1) return v6.template operator()<1, 8>();
+          if (cfg.dmma == 2) return v6.template operator()<2, 8>();
         }
     }
     throw std::invalid_argument("scan state: DMMA pass with " + std::to_string(cfg.dmma) + " row tiles and " +
@@ -1205,6 +1282,9 @@ StateConfig state_config(int B, int H, int D, int C) {
     cfg.dmma = few_heads ? 1 : 2;
     cfg.dmma_warps = few_heads && D >= 64 ? 8 : 4;
     cfg.stages = 3;
+    // Not the folded readout (StateConfig::fused_readout): correct but slower where measured
+    // (H100, 2026-12-05, reports/gpu/2026-12-05-h100-steps-4x16-folded-readout.md: the stage
+    // 0.867 ms against 0.783 at B = 1, H = 16, T = 16,384; 11.58 against 8.56 at B = 8, H = 128).
     return cfg;
   }
   return state_config_pass(B, H, D, C, false);

@@ -40,6 +40,14 @@ struct StateConfig {
   // sums are in double, rounded once (outputs agree with v4/v5 to rounding).
   int dmma = 0;
   int dmma_warps = 4;  // warps of a v6 block: 4, or 8 at D >= 64 (r's product then split over S's columns at C = 32)
+  // v6 only: the readout folded into the pass (scan_pass_dmma.cuh folded_readout: G/2 more
+  // warps a block replay each chunk one chunk behind the pass from S_c and r in shared
+  // memory; no S_c or r through DRAM, no readout kernel, a small kernel for the norms'
+  // cross-block sums). Refused where its ring does not fit (D = 128 with C = 64).
+  // The same S_t bit for bit; y's and the norm's sums in another order than the
+  // readout kernel's (outputs agree to rounding). Not launch_state's choice: measured
+  // slower (docs/CHUNKED.md 8.17). Its ring: stages >= 3 (chunk c - 1 kept), 4 at C = 32.
+  bool fused_readout = false;
 };
 // The block shape for this shape with the v5 pass (lanedot; where built, D >= 32)
 // or with the v4 pass, as launch_state would choose it for that pass.
