@@ -6,10 +6,11 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check
 // (--breakdown: the gate stage's kernels and phases timed apart, then the rest;
 // --profile: one launch of chunked-scan-bf16, C = 32, B = 1, H = 16, T = 16,384,
-// untimed and unverified, for a profiler such as ncu.)
+// untimed and unverified, for a profiler such as ncu; --fold-check: the state prep
+// done by the steps kernel against the prep kernel, outputs bit for bit and timed.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -171,17 +172,67 @@ void gate_breakdown() {
     }
 }
 
+// The state prep folded into the steps kernel (docs/CHUNKED.md 8.18) against the
+// two stages with the state stage's own prep kernel: every output bit for bit
+// (o, S, ||S_t||, the gates, A) at a few shapes, then both timed in one process.
+// Returns the number of shapes whose bits differ.
+int fold_check() {
+  const int C = 32;
+  struct Shape {
+    int B, H, T;
+    bool bf16;
+  };
+  int differ = 0;
+  std::printf("\nstate prep in the steps kernel (8.18) against the prep kernel (chunked-scan, C = 32, D = 64):\n");
+  for (const Shape sh : {Shape{1, 3, 1000, true}, Shape{2, 2, 777, false}, Shape{1, 16, 4096, true}, Shape{1, 16, 16384, true},
+                         Shape{1, 16, 16384, false}}) {
+    ShapeIO io(sh.B, sh.H, sh.T);
+    const gpu::FusedParams p = io.fill(sh.bf16);
+    const gpu::scan::Workspace ws(sh.B, sh.T, sh.H, 64, C, false, p.ratio);
+    const std::size_t n_o = io.n * (sh.bf16 ? 2 : 4), n_S = std::size_t(sh.B) * sh.H * 64 * 64, n_r = std::size_t(sh.B) * sh.T * sh.H;
+    auto grab = [&] {
+      VLA_CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<unsigned char> out(n_o + 4 * (2 * n_S + n_r + io.n));
+      unsigned char* at = out.data();
+      VLA_CUDA_CHECK(cudaMemcpy(at, io.o, n_o, cudaMemcpyDeviceToHost));
+      VLA_CUDA_CHECK(cudaMemcpy(at += n_o, io.S, 4 * n_S, cudaMemcpyDeviceToHost));
+      VLA_CUDA_CHECK(cudaMemcpy(at += 4 * n_S, io.A, 4 * n_S, cudaMemcpyDeviceToHost));
+      VLA_CUDA_CHECK(cudaMemcpy(at += 4 * n_S, io.norm, 4 * n_r, cudaMemcpyDeviceToHost));
+      VLA_CUDA_CHECK(cudaMemcpy(at += 4 * n_r, ws.out.gate, 4 * io.n, cudaMemcpyDeviceToHost));
+      return out;
+    };
+    auto folded = [&] {
+      gpu::scan::launch_folded(gpu::scan::gate_params(p, sh.bf16, C, ws), gpu::scan::state_params(p, sh.bf16, C, ws), p.v, nullptr);
+    };
+    auto apart = [&] {
+      gpu::scan::launch_gate(gpu::scan::gate_params(p, sh.bf16, C, ws), nullptr);
+      gpu::scan::launch_state(gpu::scan::state_params(p, sh.bf16, C, ws), nullptr);
+    };
+    folded();
+    const auto a = grab();
+    apart();
+    const auto b = grab();
+    const bool same = a == b;
+    differ += !same;
+    std::printf("  B=%d H=%d T=%d %s: outputs %s", sh.B, sh.H, sh.T, sh.bf16 ? "bf16" : "fp32", same ? "bit for bit equal" : "DIFFER");
+    if (sh.T >= 4096) std::printf("; folded %.4g ms, prep kernel %.4g ms", time_ms(folded, 21), time_ms(apart, 21));
+    std::printf("\n");
+  }
+  return differ;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false, scan_only = false, breakdown = false, profile = false;
+  bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--scan-only")) scan_only = true;
     else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
     else if (!std::strcmp(argv[i], "--profile")) profile = true;
+    else if (!std::strcmp(argv[i], "--fold-check")) fold = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -192,6 +243,7 @@ int main(int argc, char** argv) {
     VLA_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     const int sms = prop.multiProcessorCount;
     std::printf("device: %s, %d SMs\n", prop.name, sms);
+    if (fold) return fold_check() == 0 ? 0 : 1;
     if (profile) {
       ShapeIO io(1, 16, 16384);
       const gpu::FusedParams p = io.fill(true);

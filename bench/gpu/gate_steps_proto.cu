@@ -32,7 +32,7 @@ __device__ __forceinline__ double recip(double p) {
 }
 
 // RP rows x CP columns of A per thread; CG = D / CP lanes share a row group.
-template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false, bool SPLIT = false>
+template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false, int NCH = 1>
 __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
     gate_steps(const float* __restrict__ khat, float* __restrict__ gate, int T, int H, int seg_steps, double lambda0) {
   constexpr int CG = D / CP, NT = (D / RP) * CG, CH = 32, TPS = NT / CH, PER = D / TPS;
@@ -61,21 +61,27 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
     __syncthreads();
 #pragma unroll 1
     for (int s = 0; s < len; ++s) {
-      double y[RP], y2[RP];
+      // NCH fma chains a row (columns cc mod NCH), summed pairwise at the end.
+      double yc[NCH][RP];
 #pragma unroll
-      for (int rr = 0; rr < RP; ++rr) y[rr] = y2[rr] = 0.0;
+      for (int k = 0; k < NCH; ++k)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) yc[k][rr] = 0.0;
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) {
         const double uj = ud[s][P(c0) + cc];
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) {
-          if (SPLIT && (cc & 1)) y2[rr] = fma(a[rr][cc], uj, y2[rr]);  // SPLIT: two chains a row (odd, even columns)
-          else y[rr] = fma(a[rr][cc], uj, y[rr]);
-        }
+        for (int rr = 0; rr < RP; ++rr) yc[cc % NCH][rr] = fma(a[rr][cc], uj, yc[cc % NCH][rr]);
       }
-      if constexpr (SPLIT)
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) y[rr] += y2[rr];
+      for (int m = NCH / 2; m >= 1; m /= 2)
+#pragma unroll
+        for (int k = 0; k < m; ++k)
+#pragma unroll
+          for (int rr = 0; rr < RP; ++rr) yc[k][rr] += yc[k + m][rr];
+      double y[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) y[rr] = yc[0][rr];
 #pragma unroll
       for (int m = CG / 2; m >= 1; m /= 2)
 #pragma unroll
@@ -104,8 +110,16 @@ __global__ void __launch_bounds__((D / RP) * (D / CP), MINB)
           for (int i = 0; i < m; ++i) q[i] += q[i + m];
         d1 = q[0];
       } else {
+        double dc[NCH];
 #pragma unroll
-        for (int cc = 0; cc < CP; ++cc) d1 = fma(ud[s][P(c0) + cc], zb[s & 1][P(c0) + cc], d1);
+        for (int k = 0; k < NCH; ++k) dc[k] = 0.0;
+#pragma unroll
+        for (int cc = 0; cc < CP; ++cc) dc[cc % NCH] = fma(ud[s][P(c0) + cc], zb[s & 1][P(c0) + cc], dc[cc % NCH]);
+#pragma unroll
+        for (int m = NCH / 2; m >= 1; m /= 2)
+#pragma unroll
+          for (int k = 0; k < m; ++k) dc[k] += dc[k + m];
+        d1 = dc[0];
       }
 #pragma unroll
       for (int m = CG / 2; m >= 1; m /= 2) d1 += __shfl_xor_sync(0xffffffffu, d1, m);
@@ -158,7 +172,7 @@ __global__ void fill_keys(float* k, std::size_t rows, int D, std::uint32_t salt)
   }
 }
 
-template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false, bool SPLIT = false>
+template <int D, int RP, int CP, int MINB, int PADC = 0, bool ROWDOT = false, int NCH = 1>
 void run(const char* name, int B, int H, int T, int seg, bool check) {
   const std::size_t n = std::size_t(B) * T * H * D;
   float *k, *g;
@@ -169,14 +183,14 @@ void run(const char* name, int B, int H, int T, int seg, bool check) {
   const dim3 grid((T + seg - 1) / seg, B * H);
   constexpr int NT = (D / RP) * (D / CP);
   auto launch = [&] {
-    gate_steps<D, RP, CP, MINB, PADC, ROWDOT, SPLIT><<<grid, NT>>>(k, g, T, H, seg, 1.0);
+    gate_steps<D, RP, CP, MINB, PADC, ROWDOT, NCH><<<grid, NT>>>(k, g, T, H, seg, 1.0);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   const double ms = median_launch_ms(launch);  // after a warm-up launch
   int blocks = 0;
-  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB, PADC, ROWDOT, SPLIT>, NT, 0));
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gate_steps<D, RP, CP, MINB, PADC, ROWDOT, NCH>, NT, 0));
   cudaFuncAttributes at;
-  VLA_CUDA_CHECK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB, PADC, ROWDOT, SPLIT>));
+  VLA_CUDA_CHECK(cudaFuncGetAttributes(&at, gate_steps<D, RP, CP, MINB, PADC, ROWDOT, NCH>));
   double err = -1;
   if (check) {  // head (0, 0), every segment restarted from I / lambda0, double on the host
     std::vector<float> hk(n), hg(n);
@@ -216,14 +230,17 @@ int main(int argc, char** argv) {
   VLA_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
   if (argc > 1 && std::string(argv[1]) == "--shapes") {
-    // The kernel's layout (2 x 16, padded, row shares) against two chains a row (s), and 256-thread tiles.
+    // The kernel's layout (4 x 16, padded, row shares, two chains a row) against whole rows a thread (1 x 64: no
+    // butterfly, u . z by each thread from z in shared memory) and 2 x 32, with 2 or 4 chains.
     for (int seg : {512, 256}) {
-      run<64, 2, 16, 4, 2, true>("rp2cp16pr", 1, 16, 16384, seg, true);
-      run<64, 2, 16, 4, 2, true, true>("rp2cp16prs", 1, 16, 16384, seg, true);
-      run<64, 1, 16, 4, 2, true>("rp1cp16pr", 1, 16, 16384, seg, true);
-      run<64, 1, 16, 4, 2, true, true>("rp1cp16prs", 1, 16, 16384, seg, true);
-      run<64, 2, 8, 4, 2, true>("rp2cp8pr", 1, 16, 16384, seg, true);
-      run<64, 4, 16, 3, 2, true, true>("rp4cp16prs", 1, 16, 16384, seg, true);
+      run<64, 4, 16, 4, 2, true, 2>("rp4cp16prs", 1, 16, 16384, seg, true);
+      run<64, 4, 16, 4, 2, true, 4>("rp4cp16pr4", 1, 16, 16384, seg, true);
+      run<64, 1, 64, 4, 2, false, 4>("rp1cp64c4", 1, 16, 16384, seg, true);
+      run<64, 1, 64, 4, 2, false, 2>("rp1cp64c2", 1, 16, 16384, seg, true);
+      run<64, 1, 64, 3, 2, false, 4>("rp1cp64c4m3", 1, 16, 16384, seg, true);
+      run<64, 2, 32, 4, 2, false, 4>("rp2cp32c4", 1, 16, 16384, seg, true);
+      run<64, 2, 32, 4, 2, true, 2>("rp2cp32prs", 1, 16, 16384, seg, true);
+      run<64, 2, 16, 4, 2, true, 1>("rp2cp16pr", 1, 16, 16384, seg, true);
     }
     return 0;
   }

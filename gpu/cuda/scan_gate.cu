@@ -14,6 +14,8 @@
 #include "check.cuh"
 #include "dmma_tile.cuh"
 #include "scan_gate.cuh"
+#include "scan_prep_core.cuh"
+#include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/precision.hpp"
 #include "vla/reference/scan_gate_form.hpp"
@@ -777,7 +779,7 @@ template <>
 struct StepShape<16> {
   static constexpr int RP = 1, CP = 4;
 };
-template <int D, bool USEP>
+template <int D, bool USEP, bool FOLD = false>
 struct StepPlan {
   static constexpr int RP = StepShape<D>::RP, CP = StepShape<D>::CP, CG = D / CP, NTS = (D / RP) * CG, CH = 32;
   static constexpr int TPS = NTS / CH, PER = D / TPS;  // the gates' normalisation: TPS lanes per step
@@ -793,7 +795,15 @@ struct StepPlan {
   static constexpr int oU = 0, oK = oU + CH * LDU, oZ = oK + (USEP ? CH * LDU : 0), oP = oZ + 2 * LDU,
                        oW = oP + 2 * NDOT * CG * LDP, oStage = oW + CH * LDW;
   static constexpr int stage_floats = (USEP ? 2 : 1) * CH * D;
-  static constexpr int bytes = oStage * 8 + stage_floats * 4;
+  // FOLD (the state stage's prep in each chunk's epilogue, 8.18): v of the next chunk
+  // as it arrives (raw: bf16 or float), after the stage; the epilogue's float rows
+  // (a^ and k^ over z, the shares and w; v and T over u, read by then).
+  static constexpr int v_stage_bytes = FOLD ? CH * D * 4 : 0;
+  static constexpr int bytes = oStage * 8 + stage_floats * 4 + v_stage_bytes;
+  static constexpr int LDF = PrepRows<D, CH>::LD, LTF = PrepRows<D, CH>::LT;
+  static_assert(!FOLD || (!USEP && 2 * CH * LDF * 4 <= (oStage - oZ) * 8 && (CH * LDF + CH * LTF) * 4 <= (oZ - oU) * 8 &&
+                          NTS % 16 == 0 && CH % (NTS / 16) == 0),
+                "the epilogue's rows fit where z, w and u were (u = k^ only)");
   static_assert(32 % CG == 0 && NTS % CH == 0 && D % TPS == 0 && (CH * D) % (4 * NTS) == 0 && PG * CG * RP == D, "step tiles");
   static_assert(((CP + PAD) * 8) % 16 == 0 && (LDU * 8) % 16 == 0, "16-byte loads of a lane's columns");
   static_assert((PG & (PG - 1)) == 0, "the shares' pairwise tree");
@@ -801,9 +811,9 @@ struct StepPlan {
   __host__ __device__ static constexpr int share(int rg) { return rg + (rg / PG) * (LDP - PG); }
 };
 
-template <int D, bool USEP>
-__global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MINB) steps_kernel(GateParams g) {
-  using Pl = StepPlan<D, USEP>;
+template <int D, bool USEP, bool FOLD = false>
+__global__ void __launch_bounds__(StepPlan<D, USEP, FOLD>::NTS, StepPlan<D, USEP, FOLD>::MINB) steps_kernel(GateParams g) {
+  using Pl = StepPlan<D, USEP, FOLD>;
   constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, NTS = Pl::NTS, CH = Pl::CH, TPS = Pl::TPS, PER = Pl::PER, LDW = Pl::LDW,
                 LDU = Pl::LDU, PG = Pl::PG, LDP = Pl::LDP, NDOT = Pl::NDOT;
   extern __shared__ double smem[];
@@ -835,6 +845,22 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
     asm volatile("cp.async.commit_group;" ::: "memory");
   };
   if (t_begin < t_end) fetch(t_begin);
+  // FOLD: v of the chunk at t0 as raw rows (D bf16 or float values each) into the v stage, 16-byte
+  // pieces, zeros past t_end; issued a chunk ahead, after the epilogue that read the last ones.
+  unsigned char* vstage = reinterpret_cast<unsigned char*>(stage + Pl::stage_floats);
+  auto fetch_v = [&](int t0) {
+    const int esz = g.bf16_io ? 2 : 4, per_row = D * esz / 16;
+    for (int pc = tid; pc < CH * per_row; pc += NTS) {
+      const int t = pc / per_row, q = pc % per_row, ok = t0 + t < t_end;
+      const unsigned char* src = static_cast<const unsigned char*>(g.v) + row_of(ok ? t0 + t : t0) * esz + 16 * q;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(vstage + 16 * pc))),
+                   "l"(src), "r"(ok ? 16 : 0)
+                   : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  if constexpr (FOLD)
+    if (t_begin < t_end) fetch_v(t_begin);
   double a[RP][CP];
   {
     const double* A0 = sc.ainv + (std::size_t(bh) * NS + seg) * D * D;
@@ -959,10 +985,37 @@ __global__ void __launch_bounds__(StepPlan<D, USEP>::NTS, StepPlan<D, USEP>::MIN
       // instructions (ncu, H100, 2026-12-05); w (1 / ||w||) is within an ulp of double
       // of w / ||w|| before the rounding to float.
       const double inv = g.normalize_gate ? 1.0 / col_norm<TPS>(w) : 1.0;
+      float af[PER];
+#pragma unroll
+      for (int m = 0; m < PER; ++m) af[m] = t < len ? float(w[m] * inv) : 0.0f;
       if (t < len) {
         float* out = g.out.gate + row_of(t0 + t);
 #pragma unroll
-        for (int m = 0; m < PER; ++m) out[sl + TPS * m] = float(w[m] * inv);
+        for (int m = 0; m < PER; ++m) out[sl + TPS * m] = af[m];
+      }
+      if constexpr (FOLD) {
+        // The state stage's prep of this chunk (scan_prep_core.cuh, the prep kernel's
+        // arithmetic): a^ (the floats just stored) and k^ (u, exact in double) as float
+        // rows over z, the shares and w, then v and T over u.
+        constexpr int LDF = Pl::LDF;
+        float* Af = reinterpret_cast<float*>(smem + Pl::oZ);
+        float* Kf = Af + CH * LDF;
+        float* Vf = reinterpret_cast<float*>(smem + Pl::oU);
+        float* Tf = Vf + CH * LDF;
+        __syncthreads();  // every thread done with w
+#pragma unroll
+        for (int m = 0; m < PER; ++m) Af[t * LDF + sl + TPS * m] = af[m];
+        for (int e = tid; e < CH * D; e += NTS) Kf[(e / D) * LDF + e % D] = static_cast<float>(Us[(e / D) * LDU + Pl::col(e % D)]);
+        __syncthreads();  // every thread done with u; a^ and k^ rows complete
+        for (int e = tid; e < CH * D; e += NTS) {
+          const float x = g.bf16_io ? core::bf16_bits_to_float(reinterpret_cast<const std::uint16_t*>(vstage)[e])
+                                    : reinterpret_cast<const float*>(vstage)[e];
+          Vf[(e / D) * LDF + e % D] = x;
+        }
+        const std::size_t n_steps = static_cast<std::size_t>((g.T + CH - 1) / CH) * CH;  // the state scratch's rows a head
+        const std::size_t base = (static_cast<std::size_t>(bh) * n_steps + t0) * D;
+        prep_chunk_core<D, CH, NTS, false>(Af, Kf, Vf, Tf, len, g.kt_out + base, g.vt_out + base);  // barriers inside
+        if (t0 + CH < t_end) fetch_v(t0 + CH);  // the v stage was read before the core's first barrier
       }
     }
   }
@@ -1010,8 +1063,17 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     // Per step (8.16): A at every segment's start, then the segments' steps.
     if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NT, inverse_bytes<D>());
     if (g.kernels & 4u) {
-      if (usep) on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
-      else on_grid(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
+      if (usep) {
+        on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
+      } else if (g.kt_out) {
+        if constexpr (C == 32 && D >= 32) {
+          on_grid(steps_kernel<D, false, true>, StepPlan<D, false, true>::NTS, StepPlan<D, false, true>::bytes);
+        } else {
+          throw std::invalid_argument("scan gate: the state prep is folded into the steps kernel at C = 32, D >= 32 only");
+        }
+      } else {
+        on_grid(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
+      }
     }
   }
   if (den) {
@@ -1043,6 +1105,22 @@ void launch_prec(const GateParams& g, cudaStream_t s) {
 }
 
 }  // namespace
+
+bool gate_folds_state_prep(int D, int C, bool u_separate, ref::ScanGateForm form) {
+  return form == ref::ScanGateForm::per_step && !u_separate && C == 32 && D >= 32;
+}
+bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGateForm form) {
+#if VLA_SCAN_FOLD_STATE_PREP
+  return gate_folds_state_prep(D, C, u_separate, form);
+#else
+  // Measured slower (H100, 2026-12-05: the scan 1.648 ms folded against 1.634 at B = 1, H = 16,
+  // T = 16,384; 0.775 against 0.697 at T = 4,096; docs/CHUNKED.md 8.18): the steps kernel's
+  // blocks run in step, so their epilogues coincide and the prep's work runs at 8 warps an SM
+  // where its own kernel has 32. -DVLA_SCAN_FOLD_STATE_PREP=1 builds it as launch_scan's choice.
+  (void)D, (void)C, (void)u_separate, (void)form;
+  return false;
+#endif
+}
 
 bool gate_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
 

@@ -74,7 +74,25 @@ struct GateParams {
   // (scan_seg_inverse + scan_steps, 8.16); the launchers take the build's
   // ref::kKernelScanGateForm, the benchmark times both.
   ref::ScanGateForm form = ref::kKernelScanGateForm;
+  // The state stage's prep done by the steps kernel in each chunk's epilogue (8.18; where
+  // gate_folds_state_prep): v ([B, T, H, D], bf16 bit patterns under bf16_io, else float)
+  // and the state scratch's Kt and Vt ([B H, ceil(T / C) C, D] floats, scan_state.cuh
+  // state_prep_targets). Null kt_out: not folded (the state stage's prep kernel runs).
+  const void* v = nullptr;
+  float* kt_out = nullptr;
+  float* vt_out = nullptr;
 };
+
+// Whether the steps kernel can do the state stage's prep for this shape and form:
+// the per-step form, u = k^ (no u given, not unit-scaled), C = 32 (the steps
+// kernel's chunk), D >= 32 (shared memory for the epilogue).
+bool gate_folds_state_prep(int D, int C, bool u_separate, ref::ScanGateForm form);
+// Whether launch_scan folds it: not by default (measured slower, docs/CHUNKED.md 8.18);
+// a build with -DVLA_SCAN_FOLD_STATE_PREP=1 folds wherever gate_folds_state_prep holds.
+bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGateForm form);
+// Stage 1 then stage 2 with the state prep in the steps kernel (8.18; requires
+// gate_folds_state_prep): g and st as gate_params and state_params give them.
+void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s);
 
 // The gate's scratch: the M buffer (B H (NS + 1) D (D + 1) / 2 doubles, NS segments), the
 // normaliser sums (B H N D floats) and, where u is not k^ (u given or unit-scaled),

@@ -90,8 +90,22 @@ void launch_scan(const FusedParams& p, bool bf16_io, int C, const Workspace& w, 
     throw std::invalid_argument("scan form: (D, C) = (" + std::to_string(p.D) + ", " + std::to_string(C) +
                                 ") not supported (D in {16, 32, 64}, C in {32, 64})");
   require_aligned_inputs(p, "scan form");
-  launch_gate(gate_params(p, bf16_io, C, w), s);
-  launch_state(state_params(p, bf16_io, C, w), s);
+  const GateParams g = gate_params(p, bf16_io, C, w);
+  const StateParams st = state_params(p, bf16_io, C, w);
+  if (gate_folds_state_prep_by_default(p.D, C, p.u != nullptr || p.u_unit_scaled, g.form)) return launch_folded(g, st, p.v, s);
+  launch_gate(g, s);
+  launch_state(st, s);
+}
+
+void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s) {
+  if (!gate_folds_state_prep(g.D, g.C, g.u != nullptr || g.u_unit_scaled, g.form))
+    throw std::invalid_argument("scan form: the state prep folds into the steps kernel only in the per-step form, u = k^, C = 32, D >= 32");
+  // The steps kernel writes Kt and Vt where the state stage's prep would (8.18).
+  g.v = v;
+  state_prep_targets(st, &g.kt_out, &g.vt_out);
+  st.prep_done = true;
+  launch_gate(g, s);
+  launch_state(st, s);
 }
 
 }  // namespace scan

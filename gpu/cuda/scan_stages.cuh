@@ -41,7 +41,13 @@ struct StateParams {
   float* S = nullptr;                    // [B, H, D, D] final state
   float* state_norm = nullptr;           // [B, T, H] ||S_t||_F
   void* scratch = nullptr;               // device memory of state_scratch_bytes(...) bytes
+  // Kt and Vt already in the scratch (the gate stage's steps kernel did the prep,
+  // GateParams::kt_out): the stage runs the pass and the readout only.
+  bool prep_done = false;
 };
+
+// Where the stage's prep writes Kt and Vt in p.scratch (for a stage-1 kernel that does the prep).
+void state_prep_targets(const StateParams& p, float** kt, float** vt);
 
 // Device scratch stage 2 needs for this shape (its per-chunk operands, norm
 // partials, ...), so that the launcher allocates it once.

@@ -81,6 +81,7 @@
 
 #include "check.cuh"
 #include "dmma_tile.cuh"
+#include "scan_prep_core.cuh"
 #include "scan_state.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
@@ -130,28 +131,6 @@ __device__ __forceinline__ void load_batched(Load load, Store store) {
   }
 }
 
-// E consecutive floats from shared memory (16-byte aligned when E % 4 == 0).
-template <int E>
-__device__ __forceinline__ void lds(float (&x)[E], const float* src) {
-  if constexpr (E % 4 == 0) {
-#pragma unroll
-    for (int q = 0; q < E / 4; ++q) {
-      const float4 v = reinterpret_cast<const float4*>(src)[q];
-      x[4 * q] = v.x;
-      x[4 * q + 1] = v.y;
-      x[4 * q + 2] = v.z;
-      x[4 * q + 3] = v.w;
-    }
-  } else if constexpr (E == 2) {
-    const float2 v = *reinterpret_cast<const float2*>(src);
-    x[0] = v.x;
-    x[1] = v.y;
-  } else {
-#pragma unroll
-    for (int e = 0; e < E; ++e) x[e] = src[e];
-  }
-}
-
 // ---------------------------------------------------------------- kernel 1
 
 // The prep's shared memory: a^, k^ and v rows at a stride of D + 4 floats (16-byte
@@ -164,8 +143,8 @@ __device__ __forceinline__ void lds(float (&x)[E], const float* src) {
 // register tile spills at 64 registers: the bound asks for 4 there.
 template <int D, int C>
 struct PrepShape {
-  static constexpr int LD = D + 4;
-  static constexpr int LT = C + 4;  // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
+  static constexpr int LD = PrepRows<D, C>::LD;
+  static constexpr int LT = PrepRows<D, C>::LT;  // rows of T 16-byte aligned (float4 loads of T(i, t..t+3))
   static constexpr bool t_over_a = C * LT <= C * LD;
   static constexpr std::size_t smem_bytes =
       (3 * static_cast<std::size_t>(C) * LD + (t_over_a ? 0 : static_cast<std::size_t>(C) * LT)) * sizeof(float);
@@ -176,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, C <= 32 ? 8 : 4)
     state_prep_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, float* __restrict__ kt_out, float* __restrict__ vt_out) {
   static_assert(C % 16 == 0 && D % 4 == 0, "C must be a multiple of 16; rows as 16-byte pieces");
   using Sh = PrepShape<D, C>;
-  constexpr int LD = Sh::LD, LT = Sh::LT;
+  constexpr int LD = Sh::LD;
   constexpr int Q = D / 4;  // 16-byte pieces of a row
   extern __shared__ __align__(16) float psmem[];
   float* As = psmem;         // a^_t rows
@@ -240,79 +219,8 @@ __global__ void __launch_bounds__(kThreads, C <= 32 ? 8 : 4)
   }
   __syncthreads();
 
-  // T(i, t) = a^_i . k^_t (j in order, four columns per shared-memory load), a 16 x 8
-  // grid of threads, each C/8 x C/16 entries.
-  {
-    constexpr int MI = C / 8, MT = C / 16;
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    float acc[MI][MT];
-#pragma unroll
-    for (int m = 0; m < MI; ++m)
-#pragma unroll
-      for (int n = 0; n < MT; ++n) acc[m][n] = 0.0f;
-#pragma unroll 2
-    for (int j = 0; j < D; j += 4) {
-      float a[MI][4], k[MT][4];
-#pragma unroll
-      for (int m = 0; m < MI; ++m) lds<4>(a[m], As + (ty + 8 * m) * LD + j);
-#pragma unroll
-      for (int n = 0; n < MT; ++n) lds<4>(k[n], Ks + (tx + 16 * n) * LD + j);
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int m = 0; m < MI; ++m)
-#pragma unroll
-          for (int n = 0; n < MT; ++n) acc[m][n] = fmaf(a[m][u], k[n][u], acc[m][n]);
-    }
-    if constexpr (Sh::t_over_a) __syncthreads();  // every thread done with a^ before T overwrites it
-#pragma unroll
-    for (int m = 0; m < MI; ++m)
-#pragma unroll
-      for (int n = 0; n < MT; ++n) {
-        const int i = ty + 8 * m, t = tx + 16 * n;
-        if (i < t) Tm[i * LT + t] = acc[m][n];
-      }
-  }
-  __syncthreads();
-
-  // Forward substitution, one column of K or of V per thread (2 D columns: every
-  // thread busy at D = 64): x_t = x_t - sum_{i<t} x_i T(i,t), i in order. Eight
-  // steps at a time: the terms i < tb for x_tb..x_tb+7 (two float4 loads of
-  // T(i, tb..tb+7) for their eight FMAs), then the terms tb <= i < t; for each x_t
-  // that is the same sequence of FMAs as one step at a time.
-  for (int col = threadIdx.x; col < 2 * D; col += kThreads) {
-    float* X = col < D ? Ks : Vs;  // warp-uniform at D >= 32
-    const int j = col < D ? col : col - D;
-    for (int tb = 0; tb < cc; tb += 8) {
-      float x[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
-#pragma unroll 2
-      for (int i = 0; i < tb; ++i) {
-        const float xi = X[i * LD + j];
-        float tv[8];
-        lds<8>(tv, Tm + i * LT + tb);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] = fmaf(-tv[k], xi, x[k]);
-      }
-#pragma unroll
-      for (int k = 1; k < 8; ++k)
-#pragma unroll
-        for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
-    }
-  }
-  __syncthreads();
-
-  // Kt and Vt out as 16-byte pieces ([b, h, step, D]: the chunk's rows are contiguous).
-  const std::size_t base = (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D;
-  for (int e = threadIdx.x; e < cc * Q; e += kThreads) {
-    const int o = (e / Q) * LD + 4 * (e % Q);
-    reinterpret_cast<float4*>(kt_out + base)[e] = *reinterpret_cast<const float4*>(Ks + o);
-    reinterpret_cast<float4*>(vt_out + base)[e] = *reinterpret_cast<const float4*>(Vs + o);
-  }
+  prep_chunk_core<D, C, kThreads, Sh::t_over_a>(As, Ks, Vs, Tm, cc, kt_out + (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D,
+                                                vt_out + (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D);
 }
 
 // ---------------------------------------------------------------- kernel 2
@@ -1292,7 +1200,14 @@ StateConfig state_config(int B, int H, int D, int C) {
 
 int state_segments(int T, int C, StateConfig cfg) { return segments_for(cfg, (T + C - 1) / C); }
 
+void state_prep_targets(const StateParams& p, float** kt, float** vt) {
+  const ScratchLayout l = scratch_layout(p.B, p.T, p.H, p.D, p.C);
+  *kt = reinterpret_cast<float*>(static_cast<char*>(p.scratch) + l.kt);
+  *vt = reinterpret_cast<float*>(static_cast<char*>(p.scratch) + l.vt);
+}
+
 void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
+  if (p.prep_done) parts &= ~kPrep;  // Kt, Vt from stage 1 (scan_gate.cu steps_kernel)
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("scan state: B, T and H must be >= 1");
   if (!p.v || !p.in.khat || !p.in.phiq || !p.in.gate || !p.o || !p.S || !p.state_norm || !p.scratch)
     throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S, state_norm and scratch are required");
