@@ -12,4 +12,9 @@ namespace vla::claims {
 // chunk-parallel gate equals the recurrence's", checked at 128 and 256 bits.
 ClaimDef claim_chunked_scan_derivation();
 
+// chunk-affine-scan (docs/CHUNKED.md, section 2): "a chunk is the affine map
+// S -> S P + Q; the maps compose associatively, so the chunks' states can come
+// from a parallel (Blelloch) scan", checked at 128 and 256 bits.
+ClaimDef claim_chunk_affine_scan();
+
 }  // namespace vla::claims
