@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <Eigen/SVD>
+
 #include "common.hpp"
 #include "vla/claims/chunked.hpp"
 #include "vla/properties/generators.hpp"
@@ -161,6 +163,28 @@ std::pair<double, double> double_errors(const Stream& s, const Options& opt, int
   return {rec, scan};
 }
 
+// On a long stream, in double (reported, not judged): the largest spectral norm of the
+// composite map of chunks 0 .. c and of chunks m .. c (m = the middle chunk), over c.
+// A kernel that ran the second half of the chunks beside the first would correct its
+// states by S_m P_{m..c}: ||P_{m..c}|| is the factor by which that correction carries
+// the first half's rounding (docs/CHUNKED.md 8.18).
+std::pair<double, double> prefix_norms(const Stream& s, const Options& opt, int C) {
+  const Dims& d = s.dims;
+  const Chunks<double> ch = chunks_of<double>(s, opt, C);
+  const std::size_t n = ch.maps.size(), mid = n / 2;
+  MatS<double> from0 = MatS<double>::Identity(d.Dk, d.Dk), frommid = from0;
+  double n0 = 0, nm = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    from0 = from0 * ch.maps[c].P;
+    n0 = std::max(n0, Eigen::JacobiSVD<MatS<double>>(from0).singularValues()(0));
+    if (c >= mid) {
+      frommid = frommid * ch.maps[c].P;
+      nm = std::max(nm, Eigen::JacobiSVD<MatS<double>>(frommid).singularValues()(0));
+    }
+  }
+  return {n0, nm};
+}
+
 void run(const RunContext& ctx, ClaimResult& r) {
   const bool quick = ctx.quick();
   const int T = quick ? 40 : 96, dk = quick ? 4 : 8;
@@ -230,6 +254,22 @@ void run(const RunContext& ctx, ClaimResult& r) {
     }
   ctx.say("  chunk-affine-scan: cases done");
 
+  // Long streams, double, C = 32: how large the composite maps' norms get (reported).
+  Json long_rows = Json::array();
+  double long_worst = 0;
+  {
+    const int TL = quick ? 512 : 4096, dl = quick ? 16 : 64;
+    for (const auto f : {props::Family::gaussian, props::Family::near_collinear, props::Family::rotating, props::Family::repeated,
+                         props::Family::sparse, props::Family::lambda_extremes}) {
+      const auto cs = props::make_case(f, Dims{1, TL, 1, dl, dl}, 3);
+      const auto [n0, nm] = prefix_norms(cs.stream, cs.options(), 32);
+      long_worst = std::max({long_worst, n0, nm});
+      long_rows.push_back({{"family", props::to_string(f)}, {"T", TL}, {"Dk", dl}, {"C", 32}, {"lambda0", cs.options().lambda0},
+                           {"max ||P_{0..c}||_2", n0}, {"max ||P_{mid..c}||_2", nm}});
+    }
+  }
+  ctx.say("  chunk-affine-scan: long streams done");
+
   if (exact && control_seen) {
     r.verdict = Verdict::holds;
   } else if (!exact) {
@@ -272,6 +312,8 @@ void run(const RunContext& ctx, ClaimResult& r) {
   r.evidence["double: scan's states, largest rel. error"] = dbl_scan;
   r.evidence["largest ||P||_F of a scan prefix"] = p_max;
   r.evidence["per stream"] = rows;
+  r.evidence["long streams, double: composite maps' spectral norms (reported)"] = long_rows;
+  r.evidence["long streams, largest ||P||_2"] = long_worst;
 }
 
 }  // namespace
