@@ -49,7 +49,8 @@ bool given(const CLI::Option* o) { return o->count() > 0; }
 // no gate a^, so a value that also normalises the gate, gate or both, is refused
 // too), softmax attention none of them; A and its stabilisers are VLA's alone, and
 // so is the vla-v3 preset, which sets only those.
-void refuse_unread_options(const RunArgs& a, Model m) {
+void refuse_unread_options(const RunArgs& a, const Options& o) {
+  const Model m = o.model;
   if (m == Model::vla) return;
   const std::string by = "--baseline " + to_string(m);
   auto refuse = [&](const CLI::Option* o, const std::string& name, const std::string& why) {
@@ -63,15 +64,11 @@ void refuse_unread_options(const RunArgs& a, Model m) {
   refuse(a.spec.o_rev, "--ridge-every", vla_only);
   refuse(a.spec.o_ridge, "--ridge", vla_only);
   if (m == Model::linear) refuse(a.spec.o_norm, "--normalize", "linear attention adds v phi(k)^T with phi(k) unnormalised");
-  if (m == Model::deltanet && given(a.spec.o_norm)) {
-    Options n;
-    n.normalize = parse_normalize(a.spec.normalize);
-    if (n.normalize_gate()) {
-      const std::string same = n.normalize_key() ? "key" : "none";
-      throw InputError("--normalize " + a.spec.normalize + ": its gate part has no effect with " + by +
-                       ", which has no gate a^ and reads only the key part of --normalize (--normalize " + same +
-                       " runs the same recurrence)");
-    }
+  if (m == Model::deltanet && given(a.spec.o_norm) && o.normalize_gate()) {
+    const std::string same = o.normalize_key() ? "key" : "none";
+    throw InputError("--normalize " + a.spec.normalize + ": its gate part has no effect with " + by +
+                     ", which has no gate a^ and reads only the key part of --normalize (--normalize " + same +
+                     " runs the same recurrence)");
   }
   if (m == Model::softmax) {
     const std::string why = "softmax attention has no feature map, normaliser or ratio readout";
@@ -89,7 +86,7 @@ Options build_options(const RunArgs& a) {
   if (o.model != Model::deltanet && (given(a.o_beta) || given(a.o_decay))) {
     throw InputError("--deltanet-beta and --deltanet-decay apply to --baseline deltanet only");
   }
-  refuse_unread_options(a, o.model);
+  refuse_unread_options(a, o);
   if (given(a.o_beta)) o.deltanet_beta = a.beta;
   if (given(a.o_decay)) o.deltanet_decay = a.decay;
   validate(o);

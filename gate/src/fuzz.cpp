@@ -13,6 +13,7 @@
 #include "vla/gate/spec_args.hpp"
 #include "vla/io/atomic_file.hpp"
 #include "vla/io/stream_io.hpp"
+#include "vla/core/splitmix.hpp"
 #include "vla/io/version.hpp"
 #include "vla/properties/generators.hpp"
 
@@ -22,22 +23,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using core::splitmix64;
 
 struct Rng {
   std::uint64_t s;
-  std::uint64_t next() { return s = splitmix(s); }
+  std::uint64_t next() { return s = splitmix64(s); }
   int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
 };
 
 }  // namespace
 
-std::uint64_t case_seed(std::uint64_t base, std::uint64_t index) { return splitmix(base ^ splitmix(index)); }
+std::uint64_t case_seed(std::uint64_t base, std::uint64_t index) { return splitmix64(base ^ splitmix64(index)); }
 
 std::uint64_t shard_index(int shard, int shards, std::uint64_t j) {
   return static_cast<std::uint64_t>(shard) + static_cast<std::uint64_t>(shards) * j;

@@ -62,7 +62,7 @@ struct DmmaPassShape {
   static constexpr int TNS = D / 8 / NW;       // the state's column tiles per warp
   static constexpr std::size_t buf_floats = static_cast<std::size_t>(C) * LA + static_cast<std::size_t>(C) * LK +
                                             static_cast<std::size_t>(C) * G +
-                                            (FR ? static_cast<std::size_t>(C) * LQ + C + (C % 4 ? 4 - C % 4 : 0) : 0);
+                                            (FR ? static_cast<std::size_t>(C) * LQ + C : 0);
   // The readout's shared memory (FR): S_c and r of the block's rows as floats, two
   // chunks (parity), and its norm partials [C][NRW].
   // Row strides: the pass's lanes store rows 8 mt + l/4 (LSF, LRF: distinct banks across

@@ -153,7 +153,6 @@ struct PrepShape {
 template <int D, int C, bool BF16>
 __global__ void __launch_bounds__(kThreads, C <= 32 ? 8 : 4)
     state_prep_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, float* __restrict__ kt_out, float* __restrict__ vt_out) {
-  static_assert(C % 16 == 0 && D % 4 == 0, "C must be a multiple of 16; rows as 16-byte pieces");
   using Sh = PrepShape<D, C>;
   constexpr int LD = Sh::LD;
   constexpr int Q = D / 4;  // 16-byte pieces of a row
@@ -219,8 +218,8 @@ __global__ void __launch_bounds__(kThreads, C <= 32 ? 8 : 4)
   }
   __syncthreads();
 
-  prep_chunk_core<D, C, kThreads, Sh::t_over_a>(As, Ks, Vs, Tm, cc, kt_out + (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D,
-                                                vt_out + (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D);
+  const std::size_t base = (static_cast<std::size_t>(bh) * n_chunks * C + t0) * D;
+  prep_chunk_core<D, C, kThreads, Sh::t_over_a>(As, Ks, Vs, Tm, cc, kt_out + base, vt_out + base);
 }
 
 // ---------------------------------------------------------------- kernel 2
@@ -912,14 +911,16 @@ int segments_for(const StateConfig& cfg, int n_chunks) { return std::max(1, std:
 template <int D, int C, int R, int E, int G, int PROBE = 0>
 struct ReducePass {  // v4: r's partial dot products summed by a reduce-scatter over a row group's lanes
   using Sh = PassShape<D, C, R, E, G>;
-  static constexpr int NT = Sh::NT, rows = G;
+  static constexpr int NT = Sh::NT, rows = G, min_stages = 2;
+  static constexpr bool folded = false;
   static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
   static auto kernel() { return state_pass_kernel<D, C, R, E, G, PROBE>; }
 };
 template <int D, int C, int R>
 struct LaneDotPass {  // v5: r's dot products whole in a lane
   using Sh = LaneDotShape<D, C, R>;
-  static constexpr int NT = Sh::NT, rows = Sh::G;
+  static constexpr int NT = Sh::NT, rows = Sh::G, min_stages = 2;
+  static constexpr bool folded = false;
   static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
   static auto kernel() { return state_pass_lanedot_kernel<D, C, R>; }
 };
@@ -948,23 +949,6 @@ __global__ void __launch_bounds__(256) state_norm_final_kernel(StateParams p, in
   }
 }
 
-template <class Pass>
-constexpr bool folded_pass() {
-  if constexpr (requires { Pass::folded; }) {
-    return Pass::folded;
-  } else {
-    return false;
-  }
-}
-template <class Pass>
-constexpr int pass_min_stages() {
-  if constexpr (requires { Pass::min_stages; }) {
-    return Pass::min_stages;
-  } else {
-    return 2;
-  }
-}
-
 template <int D, int C, bool BF16, class Pass>
 void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   const ScratchLayout l = scratch_layout(p.B, p.T, p.H, D, C);
@@ -980,8 +964,8 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   int dev = 0, smem_optin = 0;
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
   VLA_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  constexpr bool folded = folded_pass<Pass>();
-  constexpr int min_stages = pass_min_stages<Pass>();
+  constexpr bool folded = Pass::folded;
+  constexpr int min_stages = Pass::min_stages;
   int stages = std::max(min_stages, std::min(4, cfg.stages));
   while (stages > min_stages && Pass::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
   const std::size_t pass_smem = Pass::smem_bytes(stages);

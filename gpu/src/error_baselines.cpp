@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "vla/core/bf16.hpp"
+#include "vla/core/splitmix.hpp"
 #include "vla/gpu/precision.hpp"
 #include "vla/gpu/tf32.hpp"
 #include "vla/gpu/twin_policy.hpp"
@@ -26,13 +27,10 @@ thread_local std::uint64_t tl_sample_key = 0;  // one per Monte Carlo sample
 // coarser than the float noise of the samples) and of the sample: equal values
 // round alike within a sample, as under any deterministic rounding (a
 // symmetric A stays symmetric, a value stored again unchanged rounds again
-// the same way), while each sample draws its own rounding (splitmix64).
+// the same way), while each sample draws its own rounding (core::splitmix64).
 double value_uniform(double a, int e) {
-  std::uint64_t z = static_cast<std::uint64_t>(std::ldexp(a, 16 - e)) ^ (static_cast<std::uint64_t>(e + 2048) << 20) ^ tl_sample_key;
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
+  const std::uint64_t z =
+      core::splitmix64(static_cast<std::uint64_t>(std::ldexp(a, 16 - e)) ^ (static_cast<std::uint64_t>(e + 2048) << 20) ^ tl_sample_key);
   return static_cast<double>(z >> 11) * 0x1p-53;
 }
 

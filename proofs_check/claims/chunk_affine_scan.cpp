@@ -51,16 +51,6 @@ Affine<Scalar> then(const Affine<Scalar>& a, const Affine<Scalar>& b) {
   return {a.P * b.P, a.Q * b.P + b.Q};
 }
 
-template <class Scalar>
-double rel_diff(const MatS<Scalar>& a, const MatS<Scalar>& b) {
-  Scalar d = 0, scale = 0;
-  for (Eigen::Index i = 0; i < a.size(); ++i) {
-    d = std::max(d, Scalar(abs(a.data()[i] - b.data()[i])));
-    scale = std::max(scale, Scalar(abs(b.data()[i])));
-  }
-  return double(scale > 0 ? Scalar(d / scale) : d);
-}
-
 // The recurrence's trace (gates and states) and the chunks' maps built from its
 // gates.
 template <class Scalar>
@@ -130,18 +120,18 @@ Diffs differences(const Stream& s, const Options& opt, int C) {
     const int t0 = ch.t0[c], last = c + 1 < ch.maps.size() ? ch.t0[c + 1] - 1 : d.T - 1;
     const MatS<Mp> S_in = S_before(t0), &S_out = ch.tr[last].S;
     const Affine<Mp>& m = ch.maps[c];
-    r.chunk = std::max(r.chunk, rel_diff<Mp>(S_in * m.P + m.Q, S_out));
-    if (t0 > 0) r.control = std::max(r.control, rel_diff<Mp>(m.P * S_in + m.Q, S_out));  // the wrong side
+    r.chunk = std::max(r.chunk, rel_max_diff(MatS<Mp>(S_in * m.P + m.Q), S_out));
+    if (t0 > 0) r.control = std::max(r.control, rel_max_diff(MatS<Mp>(m.P * S_in + m.Q), S_out));  // the wrong side
   }
   const auto prefix = blelloch_exclusive<Mp>(ch.maps, d.Dk, d.Dv);
   for (std::size_t c = 1; c < prefix.size(); ++c) {
-    r.scan = std::max(r.scan, rel_diff<Mp>(prefix[c].Q, S_before(ch.t0[c])));
+    r.scan = std::max(r.scan, rel_max_diff(prefix[c].Q, S_before(ch.t0[c])));
     r.p_max = std::max(r.p_max, double(prefix[c].P.norm()));
   }
   Affine<Mp> left = ch.maps.front(), right = ch.maps.back();
   for (std::size_t c = 1; c < ch.maps.size(); ++c) left = then(left, ch.maps[c]);
   for (std::size_t c = ch.maps.size() - 1; c-- > 0;) right = then(ch.maps[c], right);
-  r.fold = std::max({rel_diff<Mp>(left.P, right.P), rel_diff<Mp>(left.Q, right.Q), rel_diff<Mp>(left.Q, ch.tr.back().S)});
+  r.fold = std::max({rel_max_diff(left.P, right.P), rel_max_diff(left.Q, right.Q), rel_max_diff(left.Q, ch.tr.back().S)});
   return r;
 }
 
@@ -157,8 +147,8 @@ std::pair<double, double> double_errors(const Stream& s, const Options& opt, int
   double rec = 0, scan = 0;
   for (std::size_t c = 1; c < ch.maps.size(); ++c) {
     const MatS<Mp>& truth = ex.tr[ch.t0[c] - 1].S;
-    rec = std::max(rec, rel_diff<Mp>(ch.tr[ch.t0[c] - 1].S.cast<Mp>(), truth));
-    scan = std::max(scan, rel_diff<Mp>(prefix[c].Q.cast<Mp>(), truth));
+    rec = std::max(rec, rel_max_diff(MatS<Mp>(ch.tr[ch.t0[c] - 1].S.cast<Mp>()), truth));
+    scan = std::max(scan, rel_max_diff(MatS<Mp>(prefix[c].Q.cast<Mp>()), truth));
   }
   return {rec, scan};
 }
@@ -210,22 +200,13 @@ void run(const RunContext& ctx, ClaimResult& r) {
       mo.lambda0 = c.lambda0;
       const auto cs = props::make_case(c.f, Dims{1, T, 1, dk, dk}, 1, mo);
       const Options opt = cs.options();
-      Diffs lo, hi;
-      {
-        ref::MpfrPrecision scope(kBitsLo);
-        lo = differences(cs.stream, opt, C);
-      }
-      {
-        ref::MpfrPrecision scope(kBitsHi);
-        hi = differences(cs.stream, opt, C);
-      }
+      const auto [lo, hi] = at_both_precisions([&] { return differences(cs.stream, opt, C); });
       const PrecisionPair pc{lo.chunk, hi.chunk, kBitsLo, kBitsHi}, ps{lo.scan, hi.scan, kBitsLo, kBitsHi},
           pf{lo.fold, hi.fold, kBitsLo, kBitsHi}, pctl{lo.control, hi.control, kBitsLo, kBitsHi};
       const bool ex = exact_by_precision_scaling(pc) && exact_by_precision_scaling(ps) && exact_by_precision_scaling(pf);
-      const bool ctl = T > C && !exact_by_precision_scaling(pctl);  // one chunk alone has no state to put on the wrong side
       exact = exact && ex;
-      if (T > C) {
-        control_seen = control_seen && ctl;
+      if (T > C) {  // one chunk alone has no state to put on the wrong side
+        control_seen = control_seen && !exact_by_precision_scaling(pctl);
         if (pctl.diff_hi < control_least.diff_hi) control_least = pctl;
       }
       keep_least_exact(worst_chunk, pc);

@@ -38,15 +38,6 @@ struct Diffs {
   double A = 0, gate = 0, out = 0;
 };
 
-double rel_max_diff(const std::vector<Mp>& a, const std::vector<Mp>& b) {
-  Mp d = 0, scale = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    d = std::max(d, Mp(abs(a[i] - b[i])));
-    scale = std::max(scale, Mp(abs(b[i])));
-  }
-  return double(scale > 0 ? Mp(d / scale) : d);
-}
-
 // The three differences for head (0, 0) of `s` at the calling thread's precision.
 // `full`: also (3), the whole run (skipped for the control, which the form refuses).
 Diffs differences(const Stream& s, const Options& opt, int C, bool full) {
@@ -79,20 +70,6 @@ Diffs differences(const Stream& s, const Options& opt, int C, bool full) {
   return r;
 }
 
-// differences(...) at 128 and at 256 bits.
-std::pair<Diffs, Diffs> at_both(const Stream& s, const Options& opt, int C, bool full) {
-  std::pair<Diffs, Diffs> r;
-  {
-    ref::MpfrPrecision scope(kBitsLo);
-    r.first = differences(s, opt, C, full);
-  }
-  {
-    ref::MpfrPrecision scope(kBitsHi);
-    r.second = differences(s, opt, C, full);
-  }
-  return r;
-}
-
 void run(const RunContext& ctx, ClaimResult& r) {
   const bool quick = ctx.quick();
   const int T = quick ? 40 : 96, dk = quick ? 4 : 8;
@@ -118,7 +95,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
       const auto cs = props::make_case(c.f, Dims{1, T, 1, dk, dk}, 1, mo);
       Options opt = cs.options();
       opt.u_unit_scaled = c.unit_scaled;
-      const auto [lo, hi] = at_both(cs.stream, opt, C, true);
+      const auto [lo, hi] = at_both_precisions([&] { return differences(cs.stream, opt, C, true); });
       const PrecisionPair pA{lo.A, hi.A, kBitsLo, kBitsHi}, pg{lo.gate, hi.gate, kBitsLo, kBitsHi},
           po{lo.out, hi.out, kBitsLo, kBitsHi};
       const bool ex = exact_by_precision_scaling(pA) && exact_by_precision_scaling(pg) && exact_by_precision_scaling(po);
@@ -137,7 +114,7 @@ void run(const RunContext& ctx, ClaimResult& r) {
   const auto v3case = props::make_case(props::Family::gaussian, Dims{1, T, 1, dk, dk}, 2);
   Options v3 = preset_options(Preset::vla_v3);
   v3.feature_map = v3case.feature_map;
-  const auto [clo, chi] = at_both(v3case.stream, v3, 16, false);
+  const auto [clo, chi] = at_both_precisions([&] { return differences(v3case.stream, v3, 16, false); });
   const PrecisionPair pctl{clo.gate, chi.gate, kBitsLo, kBitsHi};
   const bool control_seen = !exact_by_precision_scaling(pctl);
 

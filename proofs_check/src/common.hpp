@@ -1,9 +1,12 @@
 // Small helpers shared by the claim files (private to the ledger).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vla/claims/claim.hpp"
@@ -19,21 +22,42 @@ namespace vla::claims {
 inline constexpr int kBitsLo = 128;
 inline constexpr int kBitsHi = 256;
 
-// Runs f() (returning a non-negative difference as a double) at both precisions.
+// Runs f() at the lower, then at the higher precision: {f @ kBitsLo, f @ kBitsHi},
+// for checks whose f returns several differences at once.
 template <class F>
-PrecisionPair at_two_precisions(F&& f) {
-  PrecisionPair p;
-  p.bits_lo = kBitsLo;
-  p.bits_hi = kBitsHi;
+auto at_both_precisions(F&& f) -> std::pair<decltype(f()), decltype(f())> {
+  std::pair<decltype(f()), decltype(f())> r;
   {
     ref::MpfrPrecision scope(kBitsLo);
-    p.diff_lo = f();
+    r.first = f();
   }
   {
     ref::MpfrPrecision scope(kBitsHi);
-    p.diff_hi = f();
+    r.second = f();
   }
-  return p;
+  return r;
+}
+
+// Runs f() (returning a non-negative difference as a double) at both precisions.
+template <class F>
+PrecisionPair at_two_precisions(F&& f) {
+  const auto [lo, hi] = at_both_precisions(f);
+  return {static_cast<double>(lo), static_cast<double>(hi), kBitsLo, kBitsHi};
+}
+
+// The largest entry of |a - b| over the largest entry of |b| (the difference itself
+// where b is 0), for two containers of the same scalar with size() and data()
+// (std::vector, Eigen matrices).
+template <class X>
+double rel_max_diff(const X& a, const X& b) {
+  using S = std::decay_t<decltype(*a.data())>;
+  using std::abs;  // and the multiprecision types' abs by argument-dependent lookup
+  S d = 0, scale = 0;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(a.size()); ++i) {
+    d = std::max(d, S(abs(a.data()[i] - b.data()[i])));
+    scale = std::max(scale, S(abs(b.data()[i])));
+  }
+  return double(scale > 0 ? S(d / scale) : d);
 }
 
 inline Json pair_json(const PrecisionPair& p) {
