@@ -134,7 +134,8 @@ struct ShapeIO {
 };
 
 // Where the scan form's gate stage spends its time: each of its kernels alone
-// (the per-step form's, docs/CHUNKED.md 8.16), the whole stage in that form and
+// (the per-step form's, docs/CHUNKED.md 8.16; its steps kernel plain and with the
+// look-ahead, 8.19), the whole stage in both and
 // in the Woodbury form it replaced (scan_gate, 8.10-8.14), with that kernel's
 // chunks stopped after each phase (GateParams probes: the segment's chunks still
 // run in order); bf16 inputs, D = 64, after one full run has filled the buffers;
@@ -145,9 +146,10 @@ void gate_breakdown() {
     int B, H, T;
   };
   std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_seg_inverse |"
-              " scan_steps | scan_final_A | scan_den | gate stage, per step | gate stage, Woodbury | scan_gate (Woodbury) |"
+              " scan_steps (per step) | scan_steps (look-ahead) | scan_final_A | scan_den | gate stage, per step | gate stage, look-ahead |"
+              " gate stage, Woodbury | scan_gate (Woodbury) |"
               " its phases cumulative: loads+(L D L^T(M), solves | A_c [U K]), G, L D L^T(I+G), Z, Y, W, a^ (all but the carry) |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}})
     for (int C : {32, 64}) {
       ShapeIO io(sh.B, sh.H, sh.T);
@@ -162,10 +164,10 @@ void gate_breakdown() {
           g.form = form;
           return time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
         };
-        const auto ps = ref::ScanGateForm::per_step, wb = ref::ScanGateForm::woodbury;
-        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C, part(1, 0, ps),
-                    part(2, 0, ps), part(32, 0, ps), part(4, 0, ps), part(8, 0, ps), part(16, 0, ps), part(0x3f, 0, ps), part(0x1f, 0, wb),
-                    part(4, 0, wb));
+        const auto ps = ref::ScanGateForm::per_step, la = ref::ScanGateForm::lookahead, wb = ref::ScanGateForm::woodbury;
+        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C,
+                    part(1, 0, ps), part(2, 0, ps), part(32, 0, ps), part(4, 0, ps), part(4, 0, la), part(8, 0, ps), part(16, 0, ps),
+                    part(0x3f, 0, ps), part(0x3f, 0, la), part(0x1f, 0, wb), part(4, 0, wb));
         for (int stop = 1; stop <= 7; ++stop) std::printf(" %.4g", part(4, stop, wb));
         std::printf(" |\n");
       }
@@ -249,8 +251,16 @@ int main(int argc, char** argv) {
       const gpu::FusedParams p = io.fill(true);
       const gpu::scan::Workspace ws(1, 16384, 16, 64, 32, false, p.ratio);
       gpu::scan::launch_scan(p, true, 32, ws, nullptr);
+      // Then the gate stage in the other per-step forms than the build's, so that a profiler sees
+      // every steps kernel at this shape (plain and look-ahead, docs/CHUNKED.md 8.16, 8.19).
+      for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead}) {
+        gpu::scan::GateParams g = gpu::scan::gate_params(p, true, 32, ws);
+        if (form == g.form) continue;
+        g.form = form;
+        gpu::scan::launch_gate(g, nullptr);
+      }
       VLA_CUDA_CHECK(cudaDeviceSynchronize());
-      std::printf("profile: one launch_scan, chunked-scan-bf16 C=32 B=1 H=16 T=16384 D=64\n");
+      std::printf("profile: one launch_scan, chunked-scan-bf16 C=32 B=1 H=16 T=16384 D=64, and its gate stage in the other per-step form\n");
       return 0;
     }
     std::printf("\nchunked kernel resources (threads, registers, dynamic smem, local bytes, blocks/SM):\n");

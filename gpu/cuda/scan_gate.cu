@@ -305,15 +305,24 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
 // of the gates (2^-24, docs/CHUNKED.md 8.5): the gates' bits change, the error model does not.
 // A pivot outside [2^-1000, 2^1000] (zero, subnormal, huge, inf, NaN) takes the IEEE division, so that
 // rcp.approx's flush to zero and the Newton steps' overflow never act (the test is uniform: one pivot).
-__device__ __forceinline__ double pivot_recip(double p) {
+// pivot_recip's in-range sequence with no branch (the steps kernel's look-ahead keeps its step in one
+// basic block, so that the compiler can interleave it with the sweep); `in_range` says whether it holds,
+// and the caller takes 1.0 / p where it does not, as pivot_recip does.
+__device__ __forceinline__ double pivot_recip_in_range(double p, bool& in_range) {
   const double ap = fabs(p);
-  if (!(ap >= 0x1p-1000 && ap <= 0x1p1000)) return 1.0 / p;
+  in_range = ap >= 0x1p-1000 && ap <= 0x1p1000;
   double y;
   asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
   double e = core::vfma(-p, y, 1.0);
   y = core::vfma(y, e, y);
   e = core::vfma(-p, y, 1.0);
   return core::vfma(y, e, y);
+}
+__device__ __forceinline__ double pivot_recip(double p) {
+  const double ap = fabs(p);
+  if (!(ap >= 0x1p-1000 && ap <= 0x1p1000)) return 1.0 / p;
+  bool in_range;
+  return pivot_recip_in_range(p, in_range);
 }
 
 // Steps [j0, j1) of ldl_block, in which the columns below MLO's are finished:
@@ -761,7 +770,9 @@ __global__ void __launch_bounds__(NT) seg_inverse_kernel(GateParams g) {
 // 0.56 eligible warps a scheduler at 2 x 16), and the larger tile gives each warp
 // twice the independent fmas; 0.486 ms against 0.554 for 2 x 16 at B = 1, H = 16,
 // T = 16,384 (reports/gpu/2026-12-05-h100-steps-4x16-folded-readout.md).
-// -DVLA_STEPS_RP64=2 builds the 2 x 16 tile.
+// -DVLA_STEPS_RP64=2 builds the 2 x 16 tile. LOOK (ref::ScanGateForm::lookahead,
+// u = k^): the same tile and exchanges with the product one step ahead of the
+// scalars (steps_lookahead; 0.469 against 0.488 ms, docs/CHUNKED.md 8.19).
 #ifndef VLA_STEPS_RP64
 #define VLA_STEPS_RP64 4
 #endif
@@ -779,8 +790,9 @@ template <>
 struct StepShape<16> {
   static constexpr int RP = 1, CP = 4;
 };
-template <int D, bool USEP, bool FOLD = false>
+template <int D, bool USEP, bool FOLD = false, bool LOOK = false>
 struct StepPlan {
+  static_assert(!(USEP && LOOK), "the look-ahead is built for u = k^ only");
   static constexpr int RP = StepShape<D>::RP, CP = StepShape<D>::CP, CG = D / CP, NTS = (D / RP) * CG, CH = 32;
   static constexpr int TPS = NTS / CH, PER = D / TPS;  // the gates' normalisation: TPS lanes per step
   // Blocks per SM the registers must allow (A alone is 2 RP CP registers a thread).
@@ -789,7 +801,8 @@ struct StepPlan {
   static constexpr int LDW = D + 1;  // w rows: the TPS lanes of a step read distinct banks
   static constexpr int PAD = 2, LDU = D + PAD * CG;  // padded rows of u, k^, z: column c at col(c)
   static constexpr int PG = D / RP / CG, LDP = PG + 4;  // row shares of u . z: lane cg's PG of them, padded apart
-  static constexpr int NDOT = USEP ? 2 : 1;             // u . z, and k^ . z where u is not k^
+  // u . z, and k^ . z where u is not k^; LOOK: the next step's c = z . u' and e = y' . u'
+  static constexpr int NDOT = USEP || LOOK ? 2 : 1;
   // Shared memory (doubles): u (and k^) of the chunk's steps, z and the row shares (two parities), w; then the
   // next chunk's floats.
   static constexpr int oU = 0, oK = oU + CH * LDU, oZ = oK + (USEP ? CH * LDU : 0), oP = oZ + 2 * LDU,
@@ -811,9 +824,159 @@ struct StepPlan {
   __host__ __device__ static constexpr int share(int rg) { return rg + (rg / PG) * (LDP - PG); }
 };
 
-template <int D, bool USEP, bool FOLD = false>
-__global__ void __launch_bounds__(StepPlan<D, USEP, FOLD>::NTS, StepPlan<D, USEP, FOLD>::MINB) steps_kernel(GateParams g) {
-  using Pl = StepPlan<D, USEP, FOLD>;
+// One chunk's steps with the rank-1 look-ahead (ref::ScanGateForm::lookahead,
+// ref::scan_lookahead_gates, docs/CHUNKED.md 8.19), u = k^. A (registers) runs one
+// update behind: the sweep of step s applies step s - 1's update A_rc -= g_r z_c
+// entry by entry and forms y' = A_{s-1} u_{s+1} from the updated entries (two
+// fma chains a row where SPLIT, the butterfly over the CG lanes), while the
+// step's own scalars come from what the last barrier published:
+//   c = z_{s-1} . u_s and e = y . u_s (row shares, the pairwise tree and the
+//       butterfly, as the plain steps' u . z), u . z = sm_lookahead_dot(e, c, c, 1 / delta_{s-1});
+//   z_r = sm_lookahead_entry(y_r, g_{s-1,r}, c), delta, g_r = z_r (1 / delta), w_r;
+// so the product is no longer behind the reductions, the barrier and the
+// reciprocal of its own step: both run beside the sweep. One barrier a step; it
+// publishes z_s (the next sweep's columns) and the next step's shares of c and e
+// (parities as the plain steps). The chunk's first step has no pending update
+// (g = 0 and z = 0: the sweep leaves A's bits), its last applies its own after
+// the loop, so A leaves the chunk whole and the chunk loop is unchanged.
+template <class Pl>
+__device__ __forceinline__ void steps_lookahead(double (&a)[Pl::RP][Pl::CP], const double* Us, double* Zs, double* Ps, double* Ws, int len,
+                                                double floor, int cg, int rg, int r0, int pc0) {
+  constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, PG = Pl::PG, LDP = Pl::LDP, LDU = Pl::LDU, LDW = Pl::LDW;
+  constexpr int PS = 2 * CG * LDP;  // one parity of the shares: c's, then e's
+  // The pending update with g (rows) and z (columns zc), and y = A u' (un) from the updated entries.
+  // upd false: the product alone (the chunk's first, nothing pending; zc not read). Both
+  // calls pass a constant and the lambda is inlined: no branch in the loop.
+  auto sweep = [&](bool upd, const double* zc, const double* un, const double (&g)[RP], double (&y)[RP]) {
+    double y2[RP];
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) y[rr] = y2[rr] = 0.0;
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc) {
+      const double uj = un[cc];
+      const bool odd = Pl::SPLIT && (cc & 1);
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) {
+        if (upd) a[rr][cc] = core::sm_row_entry(a[rr][cc], g[rr], zc[cc]);
+        if (odd) y2[rr] = core::vfma(a[rr][cc], uj, y2[rr]);
+        else y[rr] = core::vfma(a[rr][cc], uj, y[rr]);
+      }
+    }
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) {
+      if constexpr (Pl::SPLIT) y[rr] += y2[rr];
+#pragma unroll
+      for (int m = CG / 2; m >= 1; m /= 2) y[rr] += __shfl_xor_sync(0xffffffffu, y[rr], m);
+    }
+  };
+  auto update = [&](const double* zc, const double (&g)[RP]) {
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc) {
+      const double zj = zc[cc];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], g[rr], zj);
+    }
+  };
+  // The row group's shares x . u_n of two vectors x (its rows), and their store into parity n's slots.
+  auto row_shares = [&](int n, const double (&x0)[RP], const double (&x1)[RP], double& p0, double& p1) {
+    const double* ur = Us + n * LDU;
+    p0 = p1 = 0.0;
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) {
+      const double uj = ur[Pl::col(r0 + rr)];
+      p0 = core::vfma(uj, x0[rr], p0);
+      p1 = core::vfma(uj, x1[rr], p1);
+    }
+  };
+  auto store_shares = [&](int n, double p0, double p1) {
+    double* ps = Ps + (n & 1) * PS;
+    ps[Pl::share(rg)] = p0;
+    ps[CG * LDP + Pl::share(rg)] = p1;
+  };
+  double y[RP], gp[RP], zero[RP];
+#pragma unroll
+  for (int rr = 0; rr < RP; ++rr) gp[rr] = zero[rr] = 0.0;
+  double rdp = 0.0;
+  // Prologue: y = A u_0 (nothing pending), step 0's shares (c = 0), z_{-1} = 0 in parity 1 (with
+  // g = 0, step 0's sweep leaves A's bits: fma(-0, 0, a) = a).
+  sweep(false, nullptr, Us + pc0, gp, y);
+  if (cg == 0) {
+    double p0, p1;
+    row_shares(0, zero, y, p0, p1);
+    store_shares(0, p0, p1);
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) Zs[LDU + Pl::col(r0 + rr)] = 0.0;
+  }
+  __syncthreads();
+  // The step's body is one basic block up to the rare reciprocal fallback: the shares' loads, the sweep
+  // (which needs only g_{s-1} and z_{s-1}), the reductions of c and e, z_s and the reciprocal, the
+  // butterfly of y' and the next step's shares, so that the compiler interleaves the sweep's fmas with
+  // the scalar chain (warps issue in order: a branch between them would serialise them; measured
+  // 2026-12-05: with the sweep after the reciprocal's branch the look-ahead gained nothing). At the
+  // chunk's last step the product reads the last row again and is not used.
+#pragma unroll 1
+  for (int s = 0; s < len; ++s) {
+    const double* ps = Ps + (s & 1) * PS;
+    double qc[PG], qe[PG];
+#pragma unroll
+    for (int i = 0; i < PG; ++i) {
+      qc[i] = ps[cg * LDP + i];
+      qe[i] = ps[CG * LDP + cg * LDP + i];
+    }
+    // Step s - 1's update (its z in parity s - 1 = s + 1), and the next step's product.
+    const bool next = s + 1 < len;
+    const int n = next ? s + 1 : s;
+    double yn[RP];
+    sweep(true, Zs + ((s + 1) & 1) * LDU + pc0, Us + n * LDU + pc0, gp, yn);
+#pragma unroll
+    for (int m = PG / 2; m >= 1; m /= 2)
+#pragma unroll
+      for (int i = 0; i < m; ++i) {
+        qc[i] += qc[i + m];
+        qe[i] += qe[i + m];
+      }
+    double c = qc[0], e = qe[0];
+#pragma unroll
+    for (int m = CG / 2; m >= 1; m /= 2) {
+      c += __shfl_xor_sync(0xffffffffu, c, m);
+      e += __shfl_xor_sync(0xffffffffu, e, m);
+    }
+    const double uz = core::sm_lookahead_dot(e, c, c, rdp);
+    const double delta = core::sm_delta(uz, floor);
+    bool in_range;
+    double rd = pivot_recip_in_range(delta, in_range);
+    double z[RP];
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) z[rr] = core::sm_lookahead_entry(y[rr], gp[rr], c);
+    // The row group's shares of the next step's c = z_s . u_{s+1} and e = y' . u_{s+1}.
+    double pc, pe;
+    row_shares(n, z, yn, pc, pe);
+    if (cg == 0) {
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) Zs[(s & 1) * LDU + Pl::col(r0 + rr)] = z[rr];
+      store_shares(s + 1, pc, pe);
+    }
+    if (!in_range) rd = 1.0 / delta;  // as pivot_recip (never within the stream's range: delta >= 1 - rounding)
+    double gn[RP];
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) gn[rr] = z[rr] * rd;
+    if (cg == 0)
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) Ws[s * LDW + r0 + rr] = core::sm_gate_entry(z[rr], gn[rr], uz);
+    __syncthreads();  // z_s and step s + 1's shares complete; this step's readers of the other parity are done
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) {
+      gp[rr] = gn[rr];
+      y[rr] = yn[rr];
+    }
+    rdp = rd;
+  }
+  if (len > 0) update(Zs + ((len - 1) & 1) * LDU + pc0, gp);  // the last step's update: A leaves whole
+}
+
+template <int D, bool USEP, bool FOLD = false, bool LOOK = false>
+__global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D, USEP, FOLD, LOOK>::MINB) steps_kernel(GateParams g) {
+  using Pl = StepPlan<D, USEP, FOLD, LOOK>;
   constexpr int RP = Pl::RP, CP = Pl::CP, CG = Pl::CG, NTS = Pl::NTS, CH = Pl::CH, TPS = Pl::TPS, PER = Pl::PER, LDW = Pl::LDW,
                 LDU = Pl::LDU, PG = Pl::PG, LDP = Pl::LDP, NDOT = Pl::NDOT;
   extern __shared__ double smem[];
@@ -882,6 +1045,9 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD>::NTS, StepPlan<D, USEP
     }
     __syncthreads();  // Us, Ks complete; the stage is free
     if (t0 + CH < t_end) fetch(t0 + CH);
+    if constexpr (LOOK) {
+      steps_lookahead<Pl>(a, Us, Zs, Ps, Ws, len, floor, cg, rg, r0, pc0);
+    } else {
 #pragma unroll 1
     for (int s = 0; s < len; ++s) {
       const double* us = Us + s * LDU + pc0;
@@ -974,6 +1140,7 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD>::NTS, StepPlan<D, USEP
         for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], gr[rr], zj);
       }
     }
+    }
     __syncthreads();  // the chunk's w complete
     {
       // a^_t = w_t / ||w_t|| (or w_t), rounded to float once.
@@ -1054,6 +1221,8 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   const bool usep = g.u || g.u_unit_scaled;
+  // The look-ahead where u = k^; u given or unit-scaled: the plain steps (ref::kernel_scan_gate_form).
+  const bool look = ref::kernel_scan_gate_form(usep, g.form) == ref::ScanGateForm::lookahead;
   if (g.form == ref::ScanGateForm::woodbury) {
     if (g.kernels & 4u) {
       if (usep) on_grid(gate_kernel<D, C, true>, NT, GatePlan<D, C, true>::bytes);
@@ -1067,10 +1236,13 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
       } else if (g.kt_out) {
         if constexpr (C == 32 && D >= 32) {
-          on_grid(steps_kernel<D, false, true>, StepPlan<D, false, true>::NTS, StepPlan<D, false, true>::bytes);
+          if (look) on_grid(steps_kernel<D, false, true, true>, StepPlan<D, false, true, true>::NTS, StepPlan<D, false, true, true>::bytes);
+          else on_grid(steps_kernel<D, false, true>, StepPlan<D, false, true>::NTS, StepPlan<D, false, true>::bytes);
         } else {
           throw std::invalid_argument("scan gate: the state prep is folded into the steps kernel at C = 32, D >= 32 only");
         }
+      } else if (look) {
+        on_grid(steps_kernel<D, false, false, true>, StepPlan<D, false, false, true>::NTS, StepPlan<D, false, false, true>::bytes);
       } else {
         on_grid(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
       }
@@ -1107,7 +1279,7 @@ void launch_prec(const GateParams& g, cudaStream_t s) {
 }  // namespace
 
 bool gate_folds_state_prep(int D, int C, bool u_separate, ref::ScanGateForm form) {
-  return form == ref::ScanGateForm::per_step && !u_separate && C == 32 && D >= 32;
+  return form != ref::ScanGateForm::woodbury && !u_separate && C == 32 && D >= 32;
 }
 bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGateForm form) {
 #if VLA_SCAN_FOLD_STATE_PREP

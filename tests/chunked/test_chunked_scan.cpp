@@ -88,12 +88,14 @@ double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer
     const auto rec = vla::ref::run_recurrent<mp>(s, cs.opt);
     for (int C : sizes)
       for (int L : segments)
-        for (ScanGateForm gf : {ScanGateForm::woodbury, ScanGateForm::per_step})
+        for (ScanGateForm gf : {ScanGateForm::woodbury, ScanGateForm::per_step, ScanGateForm::lookahead})
           for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step})
             fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L, st, gf), rec,
                                                             cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
                                                                 (st == ScanStatePolicy::per_step ? " per-step state" : "") +
-                                                                (gf == ScanGateForm::per_step ? " per-step gates" : "") +
+                                                                (gf == ScanGateForm::per_step    ? " per-step gates"
+                                                                 : gf == ScanGateForm::lookahead ? " look-ahead gates"
+                                                                                                 : "") +
                                                                 (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
   }
   return fewest;

@@ -289,12 +289,13 @@ TEST(ChunkedTwin, IllConditionedPrefixScanPassesCarriedFp32Finding) {
   }
 }
 
-// The scan form's two gate forms (docs/CHUNKED.md 8.16) as the twin runs them,
-// whatever form this build's kernels take: the per-step Sherman-Morrison gate in
-// double (A carried through up to 512 steps per segment) inside the error model
-// wherever the Woodbury chunks are, on streams that cross segments (T = 1,100)
-// and on ill-conditioned prefixes (lambda0 = 1e-6, near-collinear keys), fp32
-// and bf16 state, u = k^ and a given u (vla-v3's unit-scaled u, a second product).
+// The scan form's three gate forms (docs/CHUNKED.md 8.16, 8.19) as the twin runs
+// them, whatever form this build's kernels take: the per-step Sherman-Morrison gate
+// in double (A carried through up to 512 steps per segment), plain and with the
+// rank-1 look-ahead, inside the error model wherever the Woodbury chunks are, on
+// streams that cross segments (T = 1,100) and on ill-conditioned prefixes (lambda0 =
+// 1e-6, near-collinear keys), fp32 and bf16 state, u = k^ and a given u (vla-v3's
+// unit-scaled u, a second product).
 TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
   struct Case {
     std::string name;
@@ -309,30 +310,33 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
                              {"paper given u", ts::make_stream(1, 1100, 1, 16, 503, ts::Family::gaussian, true), preset_options(Preset::paper)},
                              {"lambda0=1e-6 collinear 1e-2", ts::make_collinear(1, 1100, 1, 32, 1e-2, false, 504), ill},
                              {"lambda0=1e-6 collinear 1e-3", ts::make_collinear(1, 1100, 1, 32, 1e-3, false, 505), ill}};
-  int differing = 0;  // cases whose two forms differ in some output bit: the form argument acts
+  using F = ref::ScanGateForm;
+  const F forms[3] = {F::woodbury, F::per_step, F::lookahead};
+  const char* names[3] = {"Woodbury", "per-step", "look-ahead"};
+  int differing[3] = {};  // cases where a form's o differs in some bit from the previous form's: the form argument acts
   for (const Case& c : cases)
     for (ChunkedKind kind : {ChunkedKind::scan_fp32, ChunkedKind::scan_bf16}) {
       const Stream s = ts::rounded_for(c.s, impl::input_kind(kind));
       const Outputs ref = ts::reference_double(s, c.opt);
       const ts::Baselines base{accuracy::baselines(s, c.opt, kind)};
       const bool bf16 = kind == ChunkedKind::scan_bf16;
-      double ratio[2] = {};
-      std::vector<double> o_woodbury;
-      for (auto form : {ref::ScanGateForm::woodbury, ref::ScanGateForm::per_step}) {
+      double ratio[3] = {};
+      std::vector<double> o_prev;
+      for (int f = 0; f < 3; ++f) {
         const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, c.opt, 32, ref::scan_segment_chunks(32),
-                                                                                   ref::scan_state_policy(s.dims.Dk), form),
+                                                                                   ref::scan_state_policy(s.dims.Dk), forms[f]),
                                              bf16);
         const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
-        ratio[form == ref::ScanGateForm::per_step] = v.max_group_ratio;
-        if (form == ref::ScanGateForm::woodbury) o_woodbury = tw.o;
-        else differing += tw.o != o_woodbury;
-        EXPECT_TRUE(v.pass) << c.name << " " << impl::to_string(kind) << (form == ref::ScanGateForm::per_step ? " per-step" : " Woodbury")
-                            << ": " << v.summary();
+        ratio[f] = v.max_group_ratio;
+        if (f > 0) differing[f] += tw.o != o_prev;
+        o_prev = tw.o;
+        EXPECT_TRUE(v.pass) << c.name << " " << impl::to_string(kind) << " " << names[f] << ": " << v.summary();
       }
-      std::printf("%-28s %s: max group ratio Woodbury %.3g, per step %.3g (model allows 16)\n", c.name.c_str(), impl::to_string(kind).c_str(),
-                  ratio[0], ratio[1]);
+      std::printf("%-28s %s: max group ratio Woodbury %.3g, per step %.3g, look-ahead %.3g (model allows 16)\n", c.name.c_str(),
+                  impl::to_string(kind).c_str(), ratio[0], ratio[1], ratio[2]);
     }
-  EXPECT_GT(differing, 0) << "the two gate forms gave the same bits on every case";
+  EXPECT_GT(differing[1], 0) << "the per-step and Woodbury gate forms gave the same bits on every case";
+  EXPECT_GT(differing[2], 0) << "the look-ahead and per-step gate forms gave the same bits on every case";
 }
 
 // The finding behind chunked-bf16's rejection of unnormalised keys, re-measured
@@ -411,7 +415,7 @@ TEST(ChunkedTwin, ScanStatePolicyFollowsTheKernelsPass) {
     const Outputs twin = gpu::run_scan_twin(s, opt, C, false);
     const auto policy = D >= 32 ? ref::ScanStatePolicy::chunk_products : ref::ScanStatePolicy::per_step;
     const auto other = D >= 32 ? ref::ScanStatePolicy::per_step : ref::ScanStatePolicy::chunk_products;
-    const auto form = ref::kKernelScanGateForm;
+    const auto form = ref::kernel_scan_gate_form(false);
     const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), policy, form), false);
     const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), other, form), false);
     ASSERT_EQ(twin.S.size(), same.S.size());

@@ -50,6 +50,22 @@ VLA_HD T sm_gate_entry(const T& x_i, const T& g_i, const T& z_dot_k) {
   return vfma(T(-g_i), z_dot_k, x_i);
 }
 
+// The scan form's per-step gate with a rank-1 look-ahead (docs/CHUNKED.md 8.19):
+// y = A_{t-2} u_t is formed beside the update of step t - 1, then corrected by
+// that update, z_t = A_{t-1} u_t = y - g_{t-1} c with c = z_{t-1} . u_t, and
+// u_t . z_t = e - (d / delta_{t-1}) c with e = u_t . y and d = z_{t-1} . u_t = c
+// (k^_t . z_t likewise with e = k^_t . y, d = z_{t-1} . k^_t): the step's
+// matrix-vector product leaves the chain of dependent reductions. Exact
+// Sherman-Morrison algebra, another rounding.
+template <class T>
+VLA_HD T sm_lookahead_entry(const T& y_i, const T& g_prev_i, const T& c) {
+  return vfma(T(-g_prev_i), c, y_i);
+}
+template <class T>
+VLA_HD T sm_lookahead_dot(const T& e, const T& c, const T& d, const T& rd_prev) {
+  return vfma(T(-T(rd_prev * d)), c, e);
+}
+
 // Does the vla-v3 ridge A += ridge I apply after the update of step t (1-based)?
 VLA_HD bool ridge_due(long t, int every) { return every > 0 && t % every == 0; }
 

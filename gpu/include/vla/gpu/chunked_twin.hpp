@@ -69,12 +69,14 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 // The state's chunk products as the kernels' pass forms them (8.13,
 // ref::scan_state_policy, the launcher's choice too): summed in double and rounded
 // once at D >= 32 (the v6 pass on FP64 tensor cores), per-step float fmas at D = 16 (v4).
-// The gates as the kernels' gate stage forms them (ref::kKernelScanGateForm, 8.16: the
-// per-step Sherman-Morrison step in double from each segment's M_c^{-1}).
+// The gates as the kernels' gate stage forms them (ref::kernel_scan_gate_form: the
+// per-step Sherman-Morrison step in double from each segment's M_c^{-1}, 8.16, with the
+// rank-1 look-ahead where u = k^, 8.19).
 template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
+  const ref::ScanGateForm form = ref::kernel_scan_gate_form(rounded.has_u() || opt.u_unit_scaled);
   return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C),
-                                                                      ref::scan_state_policy(rounded.dims.Dk), ref::kKernelScanGateForm),
+                                                                      ref::scan_state_policy(rounded.dims.Dk), form),
                       bf16_out);
 }
 

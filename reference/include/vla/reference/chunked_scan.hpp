@@ -35,10 +35,12 @@
 // segment = 1 is the form without carrying. The kernels use
 // scan_segment_chunks(C) chunks, a constant of the form (not of the GPU).
 //
-// ScanGateForm::per_step (docs/CHUNKED.md 8.16, the kernels' gate stage): a
-// segment's first chunk takes A_c = M_c^{-1} from the factor, and every step of
-// the segment the recurrence's own Sherman-Morrison step in GateScalar
-// (scan_step_gates): the same A_t, hence the same gates, in exact arithmetic.
+// ScanGateForm::per_step (docs/CHUNKED.md 8.16): a segment's first chunk takes
+// A_c = M_c^{-1} from the factor, and every step of the segment the recurrence's
+// own Sherman-Morrison step in GateScalar (scan_step_gates): the same A_t, hence
+// the same gates, in exact arithmetic. ScanGateForm::lookahead (8.19, the kernels'
+// gate stage where u = k^): the same steps with A one update behind and each
+// step's product corrected by that update (scan_lookahead_gates).
 //
 // Not supported: ridge steps (--ridge-every) and a pivot floor above 1, which
 // can act in exact arithmetic; both make A_t differ from the inverse of the
@@ -145,6 +147,52 @@ Mat<GateScalar> scan_step_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, co
   return W;
 }
 
+// scan_step_gates with a rank-1 look-ahead (ScanGateForm::lookahead, docs/CHUNKED.md
+// 8.19): A is carried one update behind, so the product for step t, y = A_{t-2} u_t,
+// needs nothing of step t - 1's scalars, and step t's vectors and dots follow from it
+// by that update's rank-1 correction (core::sm_lookahead_entry, sm_lookahead_dot):
+// z_t = y - g_{t-1} c with c = z_{t-1} . u_t, u_t . z_t = u_t . y - (c / delta_{t-1}) c,
+// and likewise x_t = A_{t-1} k^_t and k^_t . z_t with f = z_{t-1} . k^_t. The first step
+// of the chunk has no pending update (g = 0, c = f = 0: z = y exactly); the last one's is
+// applied before A leaves. The same A_t as scan_step_gates in exact arithmetic.
+template <class GateScalar>
+Mat<GateScalar> scan_lookahead_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, const Mat<GateScalar>& K, double floor) {
+  using MG = Mat<GateScalar>;
+  const int D = int(A.rows()), len = int(K.cols());
+  MG W(D, len), z_prev = MG::Zero(D, 1), g_prev = MG::Zero(D, 1);
+  GateScalar rd_prev = GateScalar(0);
+  auto dot = [&](const MG& a, int ca, const MG& b, int cb) {
+    GateScalar acc = GateScalar(0);
+    for (int i = 0; i < D; ++i) acc = core::vfma(a(i, ca), b(i, cb), acc);
+    return acc;
+  };
+  auto apply_pending = [&] {
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) A(i, j) = core::sm_row_entry(A(i, j), g_prev(i, 0), z_prev(j, 0));
+  };
+  for (int t = 0; t < len; ++t) {
+    const MG y = A * U.col(t), xp = A * K.col(t);  // A = A_{t-2}: step t - 1's update pending
+    const GateScalar c = dot(z_prev, 0, U, t), f = dot(z_prev, 0, K, t);
+    const GateScalar uz = core::sm_lookahead_dot(dot(U, t, y, 0), c, c, rd_prev);
+    apply_pending();  // A_{t-1}
+    MG z(D, 1), x(D, 1);
+    for (int i = 0; i < D; ++i) {
+      z(i, 0) = core::sm_lookahead_entry(y(i, 0), g_prev(i, 0), c);
+      x(i, 0) = core::sm_lookahead_entry(xp(i, 0), g_prev(i, 0), f);
+    }
+    const GateScalar kz = core::sm_lookahead_dot(dot(K, t, y, 0), c, f, rd_prev);
+    const GateScalar rd = GateScalar(GateScalar(1) / core::sm_delta(uz, floor));
+    for (int i = 0; i < D; ++i) {
+      g_prev(i, 0) = GateScalar(z(i, 0) * rd);
+      W(i, t) = core::sm_gate_entry(x(i, 0), g_prev(i, 0), kz);
+    }
+    z_prev = z;
+    rd_prev = rd;
+  }
+  apply_pending();
+  return W;
+}
+
 template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
 Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1,
                                 ScanStatePolicy state_policy = ScanStatePolicy::chunk_products,
@@ -172,13 +220,14 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         const MG U = in.U.template cast<GateScalar>(), K = in.K.template cast<GateScalar>();
         const bool carry = segment > 1 && (c + 1) % segment != 0 && t0 + len < d.T;  // a later chunk of this segment follows
         WoodburyGate<GateScalar> g;
-        if (gate_form == ScanGateForm::per_step) {
+        if (gate_form != ScanGateForm::woodbury) {
           // A entering the chunk: from the factor at a segment's first chunk, else the A the last
           // chunk's steps left (a mutant's hook may hand back the one that entered it instead).
           MG A_in = c % segment == 0 ? MG(scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev)).solve(MG::Identity(d.Dk, d.Dk)))
                                      : MG(Structure::gate_prefix(Ac, A_prev));
           A_prev = A_in;
-          g.W = scan_step_gates<GateScalar>(A_in, U, K, opt.delta_floor);
+          g.W = gate_form == ScanGateForm::lookahead ? scan_lookahead_gates<GateScalar>(A_in, U, K, opt.delta_floor)
+                                                     : scan_step_gates<GateScalar>(A_in, U, K, opt.delta_floor);
           Ac = std::move(A_in);
         } else if (c % segment == 0) {
           const Eigen::LLT<MG> chol = scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev));

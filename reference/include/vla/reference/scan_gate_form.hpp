@@ -16,6 +16,11 @@ enum class ScanGateForm {
   // A -= h z^T with h = z / delta) in GateScalar through the segment: the same A_t
   // in exact arithmetic, a chain of steps per segment instead of one of chunks.
   per_step,
+  // per_step with a rank-1 look-ahead (8.19, scan_lookahead_gates): A carried one
+  // update behind, y = A_{t-2} u_t formed beside that update, then z_t = y - g_{t-1}
+  // (z_{t-1} . u_t) and u_t . z_t from dots of known vectors, so a step's product is
+  // off the chain of its dependent reductions. The same A_t in exact arithmetic.
+  lookahead,
 };
 
 // The kernels' gate stage. Shipped since 2026-12-05: per step (8.16), faster than
@@ -23,10 +28,21 @@ enum class ScanGateForm {
 // (reports/gpu/2026-12-05-h100-gate-per-step-padded.md). A build with
 // -DVLA_SCAN_GATE_FORM=woodbury (gpu/standalone) runs the Woodbury kernels
 // (8.10-8.15) and its twin follows, as the segment length does.
+// Since 2026-12-05 (evening, 8.19) the steps kernel looks ahead where u = k^ (a
+// build with -DVLA_SCAN_GATE_FORM=per_step keeps the plain steps); where u is given
+// or unit-scaled it runs the plain steps (kernel_scan_gate_form).
 #if defined(VLA_SCAN_GATE_WOODBURY)
 constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::woodbury;
-#else
+#elif defined(VLA_SCAN_GATE_PER_STEP)
 constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::per_step;
+#else
+constexpr ScanGateForm kKernelScanGateForm = ScanGateForm::lookahead;
 #endif
+
+// The form the kernels' gate stage takes for a run: the build's, except that the
+// look-ahead is built for u = k^ only (u_separate: u given or unit-scaled).
+constexpr ScanGateForm kernel_scan_gate_form(bool u_separate, ScanGateForm build = kKernelScanGateForm) {
+  return build == ScanGateForm::lookahead && u_separate ? ScanGateForm::per_step : build;
+}
 
 }  // namespace vla::ref
