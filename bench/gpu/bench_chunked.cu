@@ -6,11 +6,12 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check | --steps-scaling
 // (--breakdown: the gate stage's kernels and phases timed apart, then the rest;
 // --profile: one launch of chunked-scan-bf16, C = 32, B = 1, H = 16, T = 16,384,
 // untimed and unverified, for a profiler such as ncu; --fold-check: the state prep
-// done by the steps kernel against the prep kernel, outputs bit for bit and timed.)
+// done by the steps kernel against the prep kernel, outputs bit for bit and timed;
+// --steps-scaling: the steps kernel alone, both forms, against the number of heads.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -174,6 +175,35 @@ void gate_breakdown() {
     }
 }
 
+// What bounds the steps kernel (docs/CHUNKED.md 8.19): its time alone, both forms,
+// as the heads (hence the blocks a SM: 32 segments a head at T = 16,384) grow; a
+// lone block a SM gives the step's own latency, more blocks show how much of it
+// the SM hides. Cycles per step = time x SM clock / steps a segment.
+void steps_scaling(int clock_khz) {
+  const int T = 16384, C = 32;
+  std::printf("\nscan_steps alone against the number of heads (bf16, D = 64, u = k^, B = 1, T = %d, C = %d; blocks = 32 H):\n"
+              "| H | blocks | plain ms | look-ahead ms | plain cycles/step | look-ahead cycles/step |\n|---|---|---|---|---|---|\n",
+              T, C);
+  for (int H : {1, 2, 4, 8, 12, 16, 24, 32}) {
+    ShapeIO io(1, H, T);
+    const gpu::FusedParams p = io.fill(true);
+    gpu::scan::Workspace ws(1, T, H, 64, C, false, p.ratio);
+    gpu::scan::launch_scan(p, true, C, ws, nullptr);
+    gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
+    g.kernels = 4u;
+    double ms[2];
+    int f = 0;
+    for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead}) {
+      g.form = form;
+      ms[f++] = time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
+    }
+    const int steps = ref::scan_segment_chunks(C) * C;
+    const int blocks = ((T + steps - 1) / steps) * H;
+    std::printf("| %d | %d | %.4g | %.4g | %.0f | %.0f |\n", H, blocks, ms[0], ms[1], ms[0] * clock_khz / steps,
+                ms[1] * clock_khz / steps);
+  }
+}
+
 // The state prep folded into the steps kernel (docs/CHUNKED.md 8.18) against the
 // two stages with the state stage's own prep kernel: every output bit for bit
 // (o, S, ||S_t||, the gates, A) at a few shapes, then both timed in one process.
@@ -227,7 +257,7 @@ int fold_check() {
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false;
+  bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false, scaling = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -235,6 +265,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--breakdown")) breakdown = true;
     else if (!std::strcmp(argv[i], "--profile")) profile = true;
     else if (!std::strcmp(argv[i], "--fold-check")) fold = true;
+    else if (!std::strcmp(argv[i], "--steps-scaling")) scaling = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -246,6 +277,12 @@ int main(int argc, char** argv) {
     const int sms = prop.multiProcessorCount;
     std::printf("device: %s, %d SMs\n", prop.name, sms);
     if (fold) return fold_check() == 0 ? 0 : 1;
+    if (scaling) {
+      int clock_khz = 0;
+      VLA_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+      steps_scaling(clock_khz);
+      return 0;
+    }
     if (profile) {
       ShapeIO io(1, 16, 16384);
       const gpu::FusedParams p = io.fill(true);
