@@ -75,6 +75,7 @@ Expected expect(const Stream& raw, const Options& opt, const Policy& policy) {
   e.ref = ref::to_outputs(ref::run_model<double>(e.input, opt));
   e.base = policy.baselines(e.input, opt);
   e.gain = accuracy::readout_gain(e.input, opt);
+  e.terms = accuracy::readout_terms(e.input, opt);
   return e;
 }
 
@@ -87,11 +88,11 @@ Judgement judge(const Outputs& cand, const Expected& e) {
   std::vector<const Outputs*> bases;
   for (const auto& b : e.base) bases.push_back(&b);
   const accuracy::Precision prec = e.policy.precision();
-  j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain);
+  j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain, e.terms);
   if (!j.verdict.pass) {
     if (e.more.empty()) e.more = e.policy.more_baselines(e.input, e.opt);
     for (const auto& b : e.more) bases.push_back(&b);
-    j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain);
+    j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain, e.terms);
     j.escalated = true;
   }
   j.status = j.verdict.pass ? Status::pass : Status::fail;

@@ -1,6 +1,7 @@
 #include "vla/gpu/error_model.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -257,11 +258,13 @@ struct Checker {
 }  // namespace
 
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
-              const ModelConstants& k, const std::vector<double>& readout_gain) {
+              const ModelConstants& k, const std::vector<double>& readout_gain, const std::vector<double>& readout_terms) {
   const Dims& d = ref.dims;
   if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
   if (!readout_gain.empty() && readout_gain.size() != ref.state_norm.size())
     throw std::invalid_argument("error model: readout_gain needs one value per o row [B, T, H]");
+  if (!readout_terms.empty() && readout_terms.size() != ref.state_norm.size())
+    throw std::invalid_argument("error model: readout_terms needs one value per o row [B, T, H]");
   for (const Outputs* b : bases)
     if (!(b->dims == d)) throw std::invalid_argument("error model: a baseline's shape differs from the reference's");
   // o is required; S, A and state_norm are checked when the candidate has them.
@@ -281,13 +284,18 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
       const auto rs = o_row_scales(ref, be_o, b, h, sigma, readout_gain);
       const int broken = breakdown_step(ref, rs, be_n, b, h, false), broken_n = breakdown_step(ref, rs, be_n, b, h, true);
       auto row = [&](int t) { return (std::size_t(b) * d.T + t) * d.H + h; };
+      // The range test (error_model.hpp): a float partial sum of the numerator may reach FLT_MAX
+      // where sigma_t ||phi(q_t)||, the bound on every partial sum, is within float's rounding of
+      // it (a sum of Dk terms errs by at most Dk 2^-24 relative to the sum of their magnitudes).
+      const double edge = double(FLT_MAX) / (1.0 + d.Dk * f32);
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
         const double m = rs[t].m, rel_max = rs[t].rel_max;
+        const bool range_edge = !readout_terms.empty() && !(sigma[t] * readout_terms[row(t)] < edge);
         const double floor = readout_gain.empty() ? 0.0 : terms_floor(sigma[t] * readout_gain[row(t)], d.Dk);
         const double bg = rs[t].scale > 0 ? rel_max * rs[t].scale : rs[t].err;  // scale 0: the baselines' absolute error
         for (int i = 0; i < d.Dv; ++i) {
-          if (t >= broken || rs[t].skip) ch.beyond(cand.o[off + i], ref.o[off + i], t);
+          if (t >= broken || rs[t].skip || (range_edge && !std::isfinite(cand.o[off + i]))) ch.beyond(cand.o[off + i], ref.o[off + i], t);
           else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, floor, bg, m, std::sqrt(double(d.Dk)),
                             "o", Worst{"", b, t, h, i});
         }
@@ -348,6 +356,24 @@ std::vector<double> readout_gain(const Stream& rounded, const Options& opt) {
       }
     }
   return gain;
+}
+
+std::vector<double> readout_terms(const Stream& rounded, const Options& opt) {
+  const Dims& d = rounded.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  std::vector<double> terms(std::size_t(d.B) * d.T * d.H, 0.0);
+  for (int b = 0; b < d.B; ++b)
+    for (int t = 0; t < d.T; ++t)
+      for (int h = 0; h < d.H; ++h) {
+        const std::size_t oq = d.off(b, t, h, d.Dk);
+        double q2 = 0;
+        for (int j = 0; j < d.Dk; ++j) {
+          const double p = core::phi(rounded.q[oq + j], elu1);
+          q2 += p * p;
+        }
+        terms[(std::size_t(b) * d.T + t) * d.H + h] = std::sqrt(q2);
+      }
+  return terms;
 }
 
 std::string Verdict::summary() const {

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "streams.hpp"
@@ -65,6 +67,35 @@ TEST(ErrorModel, NonFiniteFails) {
   Trio y = trio(Kind::fp32, 16, 20, 3);
   y.cand.A.back() = std::numeric_limits<double>::infinity();
   EXPECT_FALSE(accuracy::check(y.cand, y.ref, y.base.ptrs(), accuracy::precision_of(Kind::fp32)).pass);
+}
+
+// The range test (error_model.hpp, docs/ERROR_MODEL.md "Overflow of a partial
+// sum"): a non-finite o element is beyond the policy's range only where the row's
+// bound on its partial sums, sigma_t ||phi(q_t)||, comes within float's rounding
+// of FLT_MAX; below that edge it fails, and a finite wrong value fails at the
+// edge too (the test excuses overflow, not error).
+TEST(ErrorModel, PartialSumOverflowIsBeyondTheRangeOnlyAtFloatsEdge) {
+  const Trio x = trio(Kind::fp32, 16, 20, 4);
+  const Dims& d = x.ref.dims;
+  const std::size_t row = (std::size_t(1) * d.T + 7) * d.H + 2, i = d.off(1, 7, 2, 16) + 3;
+  // sigma_7 of head (1, 2) is at least ||S_7||_F and at most the largest norm of any step.
+  const double largest = *std::max_element(x.ref.state_norm.begin(), x.ref.state_norm.end());
+  std::vector<double> terms(x.ref.state_norm.size(), 1.0);
+  const double at_edge = 2 * double(FLT_MAX) / x.ref.state_norm[row], below = double(FLT_MAX) / (4 * largest);
+  Outputs c = x.cand;
+  c.o[i] = -std::numeric_limits<double>::infinity();
+  terms[row] = at_edge;
+  const auto beyond = accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms);
+  EXPECT_TRUE(beyond.pass) << beyond.summary();
+  EXPECT_EQ(beyond.beyond_nonfinite, 1u);
+  terms[row] = below;
+  EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms).pass);
+  EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32)).pass) << "no readout_terms: no range test";
+  terms[row] = at_edge;
+  c.o[i] = x.ref.o[i] * (1 + 1e-3);
+  EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms).pass);
+  EXPECT_THROW(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, std::vector<double>(3, 1.0)),
+               std::invalid_argument);
 }
 
 // A bf16 candidate cannot hide a state error behind bf16's looser output

@@ -49,6 +49,14 @@
 // ||phi(q_t)|| / |den_t|, with readout_gain), so a row that cancels is judged;
 // ||S_t||_F's error decides o's, S's and A's breakdown only while its float sum
 // of squares is in range (||S_t||_F in [2^-60, 2^60]).
+// Range: the policies compute o's numerator S_t phi(q_t) in float, in an order
+// the policy leaves free, so a partial sum may overflow although the sum does
+// not. Every partial sum of row i is at most sum_j |S_ij phi(q_t)_j| <=
+// sigma_t ||phi(q_t)||; where that bound (readout_terms) comes within float's
+// rounding of FLT_MAX, a non-finite candidate element of o is beyond the
+// policy's range: counted, not judged (a finite one is judged as everywhere).
+// docs/ERROR_MODEL.md, "Overflow of a partial sum".
+
 #pragma once
 
 #include <cstddef>
@@ -117,8 +125,12 @@ struct Verdict {
 // readout_gain (from readout_gain() below, on the inputs the reference
 // consumed) gives o rows their floor at the readout terms' scale; empty: o gets
 // no such floor (callers without the inputs).
+// readout_terms (from readout_terms() below) gives o rows the range test above;
+// empty: no such test (every non-finite element of o where the reference is
+// finite fails wherever the policy has accuracy).
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
-              const ModelConstants& k = {}, const std::vector<double>& readout_gain = {});
+              const ModelConstants& k = {}, const std::vector<double>& readout_gain = {},
+              const std::vector<double>& readout_terms = {});
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec,
               const ModelConstants& k = {});
 
@@ -127,6 +139,9 @@ Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, cons
 // n_t . phi(q_t) after den_floor; 1 for the raw readout; 0 where den_t is 0,
 // the readout is then undefined). `rounded`: the inputs the reference consumed.
 std::vector<double> readout_gain(const Stream& rounded, const Options& opt);
+// Per o row (b, t, h), layout [B, T, H]: ||phi(q_t)||_2, with sigma_t the bound on
+// the magnitude of every partial sum of the readout's numerator (the range test).
+std::vector<double> readout_terms(const Stream& rounded, const Options& opt);
 
 // The model's envelope of o along head (b, h), for plots against t (vla report):
 // per step, the largest row error max_i |cand_i - ref_i| / max_i |ref_i| that
