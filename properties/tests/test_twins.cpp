@@ -28,6 +28,7 @@
 //   RC_PARAMS="reproduce=..." build/bin/test_twins --gtest_filter=Families/TwinsAgree.OnTheFamily/subnormal
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "prop_support.hpp"
 #include "vla/core/formulas.hpp"
@@ -48,6 +50,7 @@
 #include "vla/gpu/impl.hpp"
 #include "vla/properties/counterexample.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/reference/run.hpp"
 
 using namespace vla;
 using namespace vla::props;
@@ -124,6 +127,44 @@ Implied implied_out_of_domain(const Stream& s, const Options& opt) {
 //    A_1 = A_0 - z z^T / delta cancels entries of size 1 / lambda0 to size ~1, a relative error u_state / lambda0 in
 //    the stored A_1, every bit gone from lambda0 = 2 u_state on (three binades of margin; at float's threshold the
 //    double reference itself is no longer float-grade either: docs/FINDINGS.md, "Loss of accuracy of the reference").
+// Or, found 2026-12-05 (docs/ERROR_MODEL.md, "Overflow of a partial sum", the open mode), the head's rows have
+// no correct bit one after another until a step's readout leaves float's reach, by the double reference's own
+// per-step state S_t: a row cancels where the rounding of its terms reaches its value, max_i sum_j |S_ij phi_j|
+// (u_state + Dk 2^-24) >= max_i |(S phi)_i| (S stored at u_state, the products summed in float) or, for the
+// ratio readout, sum_j |n_j phi_j| (Dk + t) 2^-24 >= |n . phi| (n summed in float over t + 1 steps); a step
+// leaves float's reach where a term max_ij |S_ij phi_j| is past 2^100, as at the first step above.
+bool rows_unjudged_until_overflow(const Stream& s, const Options& opt, double u_state, int b, int h) {
+  const Dims& d = s.dims;
+  std::vector<int> fate(d.T, 0);  // per step of head (b, h): 1 the row cancels, 2 the step leaves float's reach
+  ref::run_recurrent<double>(s, opt, [&](int bb, int t, int hh, const core::HeadState<double>& st, const core::Workspace<double>& ws,
+                                         const core::StepInfo<double>&) {
+    if (bb != b || hh != h) return;
+    double term = 0, row_terms = 0, row_value = 0, den = 0, den_terms = 0;
+    for (int i = 0; i < d.Dv; ++i) {
+      double sum = 0, sum_abs = 0;
+      for (int j = 0; j < d.Dk; ++j) {
+        const double x = st.S[std::size_t(i) * d.Dk + j] * ws.phiq[j];
+        term = std::max(term, std::fabs(x));
+        sum += x;
+        sum_abs += std::fabs(x);
+      }
+      row_terms = std::max(row_terms, sum_abs);
+      row_value = std::max(row_value, std::fabs(sum));
+    }
+    for (int j = 0; j < d.Dk; ++j) {
+      den += st.n[j] * ws.phiq[j];
+      den_terms += std::fabs(st.n[j] * ws.phiq[j]);
+    }
+    const bool num_cancels = row_terms * (u_state + d.Dk * 0x1p-24) >= row_value;
+    const bool den_cancels = opt.readout == Readout::ratio && den_terms * (d.Dk + t) * 0x1p-24 >= std::fabs(den);
+    fate[t] = term >= 0x1p100 ? 2 : (num_cancels || den_cancels) ? 1 : 0;
+  });
+  for (int t = 0; t < d.T; ++t) {
+    if (fate[t] == 2) return true;
+    if (fate[t] == 0) return false;  // a row the model judges
+  }
+  return true;
+}
 // Anything else judged on nothing is a gap in the error model.
 bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, const Outputs& ref) {
   if (opt.lambda0 < 16 * u_state) return true;
@@ -148,7 +189,7 @@ bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, cons
       }
       const bool explained = (opt.normalize_key() && outside(std::sqrt(k2))) || (s.has_u() && opt.u_unit_scaled && outside(std::sqrt(u2))) ||
                              vmax * q1 >= 0x1p100 || k1 * q1 >= 0x1p100 || vmax * q1 <= 0x1p-120 || k1 * q1 <= 0x1p-120 ||
-                             !(o0 >= 0x1p-120 && o0 <= 0x1p120);
+                             !(o0 >= 0x1p-120 && o0 <= 0x1p120) || rows_unjudged_until_overflow(s, opt, u_state, b, h);
       if (!explained) return false;
     }
   return true;
