@@ -251,25 +251,13 @@ void run(const RunContext& ctx, ClaimResult& r) {
   }
   ctx.say("  chunk-affine-scan: long streams done");
 
-  if (exact && control_seen) {
-    r.verdict = Verdict::holds;
-  } else if (!exact) {
-    r.verdict = Verdict::refuted;
-    Counterexample ce;
-    ce.description =
-        "a chunk's affine map, or the Blelloch scan of the maps, does not reproduce the recurrence's states: the difference does "
-        "not shrink from 128 to 256 bits";
-    ce.input = {{"generator", "props::make_case"}, {"T", T}, {"Dk", dk}, {"seed", 1}, {"cases", rows}};
-    ce.quantity = "max relative difference of the states S (chunk map, scan prefix, folds)";
-    ce.claimed = "0 up to rounding";
-    ce.computed = sci(std::max({worst_chunk.diff_hi, worst_scan.diff_hi, worst_fold.diff_hi}), 17);
-    ce.margin = std::max({worst_chunk.diff_hi, worst_scan.diff_hi, worst_fold.diff_hi});
-    ce.precision_bits = kBitsHi;
-    r.counterexample = ce;
-  } else {
-    r.verdict = Verdict::inconclusive;  // the wrong-side maps matched too: the
-                                        // check cannot tell
-  }
+  // Inconclusive where the wrong-side maps matched too.
+  exactness_verdict(r, exact, control_seen,
+                    "a chunk's affine map, or the Blelloch scan of the maps, does not reproduce the recurrence's states: the "
+                    "difference does not shrink from 128 to 256 bits",
+                    {{"generator", "props::make_case"}, {"T", T}, {"Dk", dk}, {"seed", 1}, {"cases", rows}},
+                    "max relative difference of the states S (chunk map, scan prefix, folds)",
+                    std::max({worst_chunk.diff_hi, worst_scan.diff_hi, worst_fold.diff_hi}));
   r.summary =
       std::string(exact ? "each chunk is the affine map S -> S P + Q, and a Blelloch scan of the maps gives every chunk's "
                           "entering state (difference scales with the unit roundoff)"

@@ -118,23 +118,13 @@ void run(const RunContext& ctx, ClaimResult& r) {
   const PrecisionPair pctl{clo.gate, chi.gate, kBitsLo, kBitsHi};
   const bool control_seen = !exact_by_precision_scaling(pctl);
 
-  if (exact && control_seen) {
-    r.verdict = Verdict::holds;
-  } else if (!exact) {
-    r.verdict = Verdict::refuted;
-    Counterexample ce;
-    ce.description = "a chunk's gates from M_c alone (or the scan form's outputs) differ from the recurrence's by more than "
-                     "rounding: the difference does not shrink from 128 to 256 bits";
-    ce.input = {{"generator", "props::make_case"}, {"T", T}, {"Dk", dk}, {"seed", 1}, {"cases", rows}};
-    ce.quantity = "max relative difference of the gates a^_t (and of o, S, A)";
-    ce.claimed = "0 up to rounding";
-    ce.computed = sci(std::max({worst_gate.diff_hi, worst_out.diff_hi, worst_A.diff_hi}), 17);
-    ce.margin = std::max({worst_gate.diff_hi, worst_out.diff_hi, worst_A.diff_hi});
-    ce.precision_bits = kBitsHi;
-    r.counterexample = ce;
-  } else {
-    r.verdict = Verdict::inconclusive;  // the check did not see the ridge: it cannot tell
-  }
+  // Inconclusive where the check did not see the ridge.
+  exactness_verdict(r, exact, control_seen,
+                    "a chunk's gates from M_c alone (or the scan form's outputs) differ from the recurrence's by more than "
+                    "rounding: the difference does not shrink from 128 to 256 bits",
+                    {{"generator", "props::make_case"}, {"T", T}, {"Dk", dk}, {"seed", 1}, {"cases", rows}},
+                    "max relative difference of the gates a^_t (and of o, S, A)",
+                    std::max({worst_gate.diff_hi, worst_out.diff_hi, worst_A.diff_hi}));
   r.summary = std::string(exact ? "gates from M_c alone equal the recurrence's to rounding (difference scales with the unit "
                                   "roundoff), and so do o, S, A of the scan form"
                                 : "gates from M_c alone do NOT match the recurrence's") +

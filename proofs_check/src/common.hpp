@@ -74,6 +74,31 @@ inline std::string sci(double x, int digits = 4) {
   return buf;
 }
 
+// The verdict of a check that a form equals the recurrence up to rounding, with a
+// control that must fail: holds where the difference scales with the unit roundoff
+// (exact) and the control was seen; refuted where it does not scale, with a
+// counterexample (claimed 0 up to rounding, computed the worst difference at
+// kBitsHi); inconclusive where the control did not show (the check cannot tell).
+inline void exactness_verdict(ClaimResult& r, bool exact, bool control_seen, std::string description, Json input,
+                              std::string quantity, double worst_hi) {
+  if (exact && control_seen) {
+    r.verdict = Verdict::holds;
+  } else if (!exact) {
+    r.verdict = Verdict::refuted;
+    Counterexample ce;
+    ce.description = std::move(description);
+    ce.input = std::move(input);
+    ce.quantity = std::move(quantity);
+    ce.claimed = "0 up to rounding";
+    ce.computed = sci(worst_hi, 17);
+    ce.margin = worst_hi;
+    ce.precision_bits = kBitsHi;
+    r.counterexample = ce;
+  } else {
+    r.verdict = Verdict::inconclusive;
+  }
+}
+
 inline std::string mp_str(const hp::Mp& x, int digits = 30) { return x.str(digits); }
 
 inline Json fit_json(const PowerFit& f) {

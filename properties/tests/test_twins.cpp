@@ -133,12 +133,13 @@ Implied implied_out_of_domain(const Stream& s, const Options& opt) {
 // (u_state + Dk 2^-24) >= max_i |(S phi)_i| (S stored at u_state, the products summed in float) or, for the
 // ratio readout, sum_j |n_j phi_j| (Dk + t) 2^-24 >= |n . phi| (n summed in float over t + 1 steps); a step
 // leaves float's reach where a term max_ij |S_ij phi_j| is past 2^100, as at the first step above.
-bool rows_unjudged_until_overflow(const Stream& s, const Options& opt, double u_state, int b, int h) {
+// Per head (b H + h), from one run of the double reference over every head.
+std::vector<bool> rows_unjudged_until_overflow(const Stream& s, const Options& opt, double u_state) {
   const Dims& d = s.dims;
-  std::vector<int> fate(d.T, 0);  // per step of head (b, h): 1 the row cancels, 2 the step leaves float's reach
-  ref::run_recurrent<double>(s, opt, [&](int bb, int t, int hh, const core::HeadState<double>& st, const core::Workspace<double>& ws,
+  // Per head and step: 1 the row cancels, 2 the step leaves float's reach, 0 a row the model judges.
+  std::vector<int> fate(std::size_t(d.B) * d.H * d.T, 0);
+  ref::run_recurrent<double>(s, opt, [&](int b, int t, int h, const core::HeadState<double>& st, const core::Workspace<double>& ws,
                                          const core::StepInfo<double>&) {
-    if (bb != b || hh != h) return;
     double term = 0, row_terms = 0, row_value = 0, den = 0, den_terms = 0;
     for (int i = 0; i < d.Dv; ++i) {
       double sum = 0, sum_abs = 0;
@@ -157,13 +158,19 @@ bool rows_unjudged_until_overflow(const Stream& s, const Options& opt, double u_
     }
     const bool num_cancels = row_terms * (u_state + d.Dk * 0x1p-24) >= row_value;
     const bool den_cancels = opt.readout == Readout::ratio && den_terms * (d.Dk + t) * 0x1p-24 >= std::fabs(den);
-    fate[t] = term >= 0x1p100 ? 2 : (num_cancels || den_cancels) ? 1 : 0;
+    fate[(std::size_t(b) * d.H + h) * d.T + t] = term >= 0x1p100 ? 2 : (num_cancels || den_cancels) ? 1 : 0;
   });
-  for (int t = 0; t < d.T; ++t) {
-    if (fate[t] == 2) return true;
-    if (fate[t] == 0) return false;  // a row the model judges
-  }
-  return true;
+  std::vector<bool> unjudged(std::size_t(d.B) * d.H, true);
+  for (std::size_t bh = 0; bh < unjudged.size(); ++bh)
+    for (int t = 0; t < d.T; ++t) {
+      const int f = fate[bh * d.T + t];
+      if (f == 2) break;  // the rest is beyond
+      if (f == 0) {
+        unjudged[bh] = false;  // a row the model judges
+        break;
+      }
+    }
+  return unjudged;
 }
 // Anything else judged on nothing is a gap in the error model.
 bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, const Outputs& ref) {
@@ -171,6 +178,7 @@ bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, cons
   const Dims& d = s.dims;
   const bool elu1 = opt.feature_map == FeatureMap::elu1;
   auto outside = [](double norm) { return norm >= 0x1p60 || norm <= 0x1p-60; };
+  std::vector<bool> walked;  // rows_unjudged_until_overflow, run once where the first step explains nothing
   for (int b = 0; b < d.B; ++b)
     for (int h = 0; h < d.H; ++h) {
       const std::size_t ok = d.off(b, 0, h, d.Dk), ov = d.off(b, 0, h, d.Dv);
@@ -189,8 +197,9 @@ bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, cons
       }
       const bool explained = (opt.normalize_key() && outside(std::sqrt(k2))) || (s.has_u() && opt.u_unit_scaled && outside(std::sqrt(u2))) ||
                              vmax * q1 >= 0x1p100 || k1 * q1 >= 0x1p100 || vmax * q1 <= 0x1p-120 || k1 * q1 <= 0x1p-120 ||
-                             !(o0 >= 0x1p-120 && o0 <= 0x1p120) || rows_unjudged_until_overflow(s, opt, u_state, b, h);
-      if (!explained) return false;
+                             !(o0 >= 0x1p-120 && o0 <= 0x1p120);
+      if (!explained && walked.empty()) walked = rows_unjudged_until_overflow(s, opt, u_state);
+      if (!explained && !walked[std::size_t(b) * d.H + h]) return false;
     }
   return true;
 }
