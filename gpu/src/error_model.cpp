@@ -258,13 +258,14 @@ struct Checker {
 }  // namespace
 
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
-              const ModelConstants& k, const std::vector<double>& readout_gain, const std::vector<double>& readout_terms) {
+              const ModelConstants& k, const std::vector<double>& readout_gain, const ReadoutTerms& readout_terms) {
   const Dims& d = ref.dims;
   if (bases.empty()) throw std::invalid_argument("error model: at least one baseline is needed");
   if (!readout_gain.empty() && readout_gain.size() != ref.state_norm.size())
     throw std::invalid_argument("error model: readout_gain needs one value per o row [B, T, H]");
-  if (!readout_terms.empty() && readout_terms.size() != ref.state_norm.size())
-    throw std::invalid_argument("error model: readout_terms needs one value per o row [B, T, H]");
+  if (!readout_terms.empty() && (readout_terms.q_norm.size() != ref.state_norm.size() ||
+                                 readout_terms.den_terms.size() != ref.state_norm.size()))
+    throw std::invalid_argument("error model: readout_terms needs one value per o row [B, T, H] in q_norm and den_terms");
   for (const Outputs* b : bases)
     if (!(b->dims == d)) throw std::invalid_argument("error model: a baseline's shape differs from the reference's");
   // o is required; S, A and state_norm are checked when the candidate has them.
@@ -291,11 +292,15 @@ Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const O
       for (int t = 0; t < d.T; ++t) {
         const std::size_t off = d.off(b, t, h, d.Dv);
         const double m = rs[t].m, rel_max = rs[t].rel_max;
-        const bool range_edge = !readout_terms.empty() && !(sigma[t] * readout_terms[row(t)] < edge);
+        const bool range_edge = !readout_terms.empty() && !(sigma[t] * readout_terms.q_norm[row(t)] < edge);
+        // The denominator's edge: its Dk products of n_j (each a float sum of t + 1 terms) summed in float.
+        const bool den_edge = !readout_terms.empty() && !(readout_terms.den_terms[row(t)] < double(FLT_MAX) / (1.0 + (d.Dk + t + 1) * f32));
         const double floor = readout_gain.empty() ? 0.0 : terms_floor(sigma[t] * readout_gain[row(t)], d.Dk);
         const double bg = rs[t].scale > 0 ? rel_max * rs[t].scale : rs[t].err;  // scale 0: the baselines' absolute error
         for (int i = 0; i < d.Dv; ++i) {
-          if (t >= broken || rs[t].skip || (range_edge && !std::isfinite(cand.o[off + i]))) ch.beyond(cand.o[off + i], ref.o[off + i], t);
+          const double c = cand.o[off + i];
+          if (t >= broken || rs[t].skip || (range_edge && !std::isfinite(c)) || (den_edge && (c == 0 || !std::isfinite(c))))
+            ch.beyond(c, ref.o[off + i], t);
           else ch.check_one(cand.o[off + i], ref.o[off + i], prec.u_out, prec.bf16_out, floor, bg, m, std::sqrt(double(d.Dk)),
                             "o", Worst{"", b, t, h, i});
         }
@@ -358,22 +363,30 @@ std::vector<double> readout_gain(const Stream& rounded, const Options& opt) {
   return gain;
 }
 
-std::vector<double> readout_terms(const Stream& rounded, const Options& opt) {
+ReadoutTerms readout_terms(const Stream& rounded, const Options& opt) {
   const Dims& d = rounded.dims;
-  const bool elu1 = opt.feature_map == FeatureMap::elu1;
-  std::vector<double> terms(std::size_t(d.B) * d.T * d.H, 0.0);
+  const bool elu1 = opt.feature_map == FeatureMap::elu1, ratio = opt.readout == Readout::ratio;
+  ReadoutTerms r;
+  r.q_norm.assign(std::size_t(d.B) * d.T * d.H, 0.0);
+  r.den_terms.assign(r.q_norm.size(), 0.0);
+  std::vector<double> n_abs(d.Dk);  // sum_{s<=t} |phi(k_s)_j|: the bound on n_j's partial sums
   for (int b = 0; b < d.B; ++b)
-    for (int t = 0; t < d.T; ++t)
-      for (int h = 0; h < d.H; ++h) {
-        const std::size_t oq = d.off(b, t, h, d.Dk);
-        double q2 = 0;
+    for (int h = 0; h < d.H; ++h) {
+      std::fill(n_abs.begin(), n_abs.end(), 0.0);
+      for (int t = 0; t < d.T; ++t) {
+        const std::size_t oq = d.off(b, t, h, d.Dk), row = (std::size_t(b) * d.T + t) * d.H + h;
+        double q2 = 0, den = 0;
         for (int j = 0; j < d.Dk; ++j) {
           const double p = core::phi(rounded.q[oq + j], elu1);
+          n_abs[j] += std::fabs(core::phi(rounded.k[oq + j], elu1));
           q2 += p * p;
+          den += n_abs[j] * std::fabs(p);
         }
-        terms[(std::size_t(b) * d.T + t) * d.H + h] = std::sqrt(q2);
+        r.q_norm[row] = std::sqrt(q2);
+        r.den_terms[row] = ratio ? den : 0.0;
       }
-  return terms;
+    }
+  return r;
 }
 
 std::string Verdict::summary() const {

@@ -127,12 +127,27 @@ Implied implied_out_of_domain(const Stream& s, const Options& opt) {
 //    A_1 = A_0 - z z^T / delta cancels entries of size 1 / lambda0 to size ~1, a relative error u_state / lambda0 in
 //    the stored A_1, every bit gone from lambda0 = 2 u_state on (three binades of margin; at float's threshold the
 //    double reference itself is no longer float-grade either: docs/FINDINGS.md, "Loss of accuracy of the reference").
+// The first reason, at step t of head (b, h): a vector the step normalises has a norm beyond 2^60 or below 2^-60.
+bool unnormalisable_in_float(const Stream& s, const Options& opt, int b, int t, int h) {
+  const Dims& d = s.dims;
+  const bool elu1 = opt.feature_map == FeatureMap::elu1;
+  const std::size_t ok = d.off(b, t, h, d.Dk);
+  double k2 = 0, u2 = 0;
+  for (int j = 0; j < d.Dk; ++j) {
+    const double pk = core::phi(s.k[ok + j], elu1);
+    k2 += pk * pk;
+    if (s.has_u()) u2 += s.u[ok + j] * s.u[ok + j];
+  }
+  const auto outside = [](double norm) { return norm >= 0x1p60 || norm <= 0x1p-60; };
+  return (opt.normalize_key() && outside(std::sqrt(k2))) || (s.has_u() && opt.u_unit_scaled && outside(std::sqrt(u2)));
+}
 // Or, found 2026-12-05 (docs/ERROR_MODEL.md, "Overflow of a partial sum", the open mode), the head's rows have
 // no correct bit one after another until a step's readout leaves float's reach, by the double reference's own
 // per-step state S_t: a row cancels where the rounding of its terms reaches its value, max_i sum_j |S_ij phi_j|
 // (u_state + Dk 2^-24) >= max_i |(S phi)_i| (S stored at u_state, the products summed in float) or, for the
 // ratio readout, sum_j |n_j phi_j| (Dk + t) 2^-24 >= |n . phi| (n summed in float over t + 1 steps); a step
-// leaves float's reach where a term max_ij |S_ij phi_j| is past 2^100, as at the first step above.
+// leaves float's reach where a term max_ij |S_ij phi_j| is past 2^100 or a vector it normalises has a norm beyond
+// [2^-60, 2^60], as at the first step above.
 // Per head (b H + h), from one run of the double reference over every head.
 std::vector<bool> rows_unjudged_until_overflow(const Stream& s, const Options& opt, double u_state) {
   const Dims& d = s.dims;
@@ -156,9 +171,12 @@ std::vector<bool> rows_unjudged_until_overflow(const Stream& s, const Options& o
       den += st.n[j] * ws.phiq[j];
       den_terms += std::fabs(st.n[j] * ws.phiq[j]);
     }
+    // The step's normalised vectors, as the first step's (found 2026-12-05: k_1 ~ 1e-23 after a first row that
+    // cancels; docs/ERROR_MODEL.md, "Overflow of a partial sum").
+    const bool unnormalisable = unnormalisable_in_float(s, opt, b, t, h);
     const bool num_cancels = row_terms * (u_state + d.Dk * 0x1p-24) >= row_value;
     const bool den_cancels = opt.readout == Readout::ratio && den_terms * (d.Dk + t) * 0x1p-24 >= std::fabs(den);
-    fate[(std::size_t(b) * d.H + h) * d.T + t] = term >= 0x1p100 ? 2 : (num_cancels || den_cancels) ? 1 : 0;
+    fate[(std::size_t(b) * d.H + h) * d.T + t] = term >= 0x1p100 || unnormalisable ? 2 : (num_cancels || den_cancels) ? 1 : 0;
   });
   std::vector<bool> unjudged(std::size_t(d.B) * d.H, true);
   for (std::size_t bh = 0; bh < unjudged.size(); ++bh)
@@ -177,26 +195,21 @@ bool may_judge_nothing(const Stream& s, const Options& opt, double u_state, cons
   if (opt.lambda0 < 16 * u_state) return true;
   const Dims& d = s.dims;
   const bool elu1 = opt.feature_map == FeatureMap::elu1;
-  auto outside = [](double norm) { return norm >= 0x1p60 || norm <= 0x1p-60; };
   std::vector<bool> walked;  // rows_unjudged_until_overflow, run once where the first step explains nothing
   for (int b = 0; b < d.B; ++b)
     for (int h = 0; h < d.H; ++h) {
       const std::size_t ok = d.off(b, 0, h, d.Dk), ov = d.off(b, 0, h, d.Dv);
-      double vmax = 0, q1 = 0, k1 = 0, k2 = 0, u2 = 0;
+      double vmax = 0, q1 = 0, k1 = 0;
       for (int j = 0; j < d.Dk; ++j) {
-        const double pk = std::fabs(core::phi(s.k[ok + j], elu1));
         q1 += std::fabs(core::phi(s.q[ok + j], elu1));
-        k1 += pk;
-        k2 += pk * pk;
-        if (s.has_u()) u2 += s.u[ok + j] * s.u[ok + j];
+        k1 += std::fabs(core::phi(s.k[ok + j], elu1));
       }
       double o0 = 0;
       for (int i = 0; i < d.Dv; ++i) {
         vmax = std::max(vmax, std::fabs(s.v[ov + i]));
         o0 = std::max(o0, std::fabs(ref.o[ov + i]));  // o has v's layout
       }
-      const bool explained = (opt.normalize_key() && outside(std::sqrt(k2))) || (s.has_u() && opt.u_unit_scaled && outside(std::sqrt(u2))) ||
-                             vmax * q1 >= 0x1p100 || k1 * q1 >= 0x1p100 || vmax * q1 <= 0x1p-120 || k1 * q1 <= 0x1p-120 ||
+      const bool explained = unnormalisable_in_float(s, opt, b, 0, h) || vmax * q1 >= 0x1p100 || k1 * q1 >= 0x1p100 || vmax * q1 <= 0x1p-120 || k1 * q1 <= 0x1p-120 ||
                              !(o0 >= 0x1p-120 && o0 <= 0x1p120);
       if (!explained && walked.empty()) walked = rows_unjudged_until_overflow(s, opt, u_state);
       if (!explained && !walked[std::size_t(b) * d.H + h]) return false;
@@ -611,4 +624,105 @@ TEST(TwinsAgree, PartialSumOverflowAtFloatsEdgeIsBeyondTheRange) {
   std::vector<const Outputs*> bases;
   for (const auto& b : e.base) bases.push_back(&b);
   EXPECT_FALSE(accuracy::check(out, e.ref, bases, e.policy.precision(), {}, e.gain).pass);
+}
+
+// TwinsAgree.OnTheFamily/scale_extremes's shrunk failure of 2026-12-05 (seed 17129638656193299220), one head: paper
+// preset, identity map, bf16-state. At t = 2 the denominator n_2 . q_2 is -3.4e38, within float's rounding of
+// FLT_MAX (k_2 ~ 2e18, q_2 ~ 3e20): the twin's float sum overflows to -inf and o_2 = y / den is 0, where the
+// reference's o_2 is ~9e-21 and the baselines, summing in other orders, stayed finite. The denominator's range test
+// (accuracy::ReadoutTerms::den_terms) counts such a row's zeros beyond the range; without it they fail.
+TEST(TwinsAgree, DenominatorOverflowAtFloatsEdgeIsBeyondTheRange) {
+  Stream s;
+  s.dims = Dims{1, 3, 1, 16, 16};
+  s.q.assign(48, 0.0);
+  s.k.assign(48, 0.0);
+  s.v.assign(48, 0.0);
+  s.u.assign(48, 0.0);
+  s.k[0] = s.k[16] = 1;
+  s.u[15] = s.u[31] = -5.8361987458332458e-10;
+  const double q2[] = {-2.8234098556442767e+19, 1.3172128195764891e+20, -2.0810233205661372e+20, 2.7958346548626588e+20,
+                       -1.1493186295125987e+19, 2.2842257876886589e+19};
+  const double k2[] = {-1698083321528.5837, -1.9680731888386158e+18, 3.8168006851933568e+17, 25479212076.687927,
+                       -1215570742825.6816, 1104099189990.0813, -530816918.26433176, -530816918.26433176, -530816918.26433176};
+  const double v2[] = {0.009185793003457985, 0.011749267916470487, -0.017028809405574406, 0.011566162247340479,
+                       0.018005373987572005, -0.016296387921904923};
+  const double u2[] = {2.3245540606885504e-19, -8.1563300375036798e-21, -5.2874388019408511e-15, 0, -2.0390825093759199e-21,
+                       -2.0390825093759199e-21, 0, -1.223449505625552e-20, 6.1172475281277598e-21};
+  for (int j = 0; j < 6; ++j) s.q[39 + j] = q2[j];
+  for (int j = 0; j < 9; ++j) s.k[39 + j] = k2[j];
+  for (int j = 0; j < 9; ++j) s.v[32 + j] = -5.8361987458332458e-10;
+  for (int j = 0; j < 6; ++j) s.v[42 + j] = v2[j];
+  for (int j = 0; j < 7; ++j) s.u[32 + j] = -2.0390825093759199e-21;
+  for (int j = 0; j < 9; ++j) s.u[39 + j] = u2[j];
+  Options opt = preset_options(Preset::paper);
+  opt.feature_map = FeatureMap::identity;
+  opt.lambda0 = 1.0;
+  const gate::Expected e = gate::expect(s, opt, impl::Kind::bf16_state);
+  ASSERT_TRUE(e.valid) << e.reason;
+  const Outputs out = impl::run(e.input, opt, impl::Kind::bf16_state, impl::Device::cpu);
+  const std::size_t i = e.ref.dims.off(0, 2, 0, 16) + 14;
+  EXPECT_EQ(out.o[i], 0.0) << "the twin's denominator no longer overflows here: the regression test lost its case";
+  EXPECT_GT(std::fabs(e.ref.o[i]), 0.0);
+  EXPECT_GE(e.terms.den_terms[2], double(FLT_MAX) / (1.0 + 19 * 0x1p-24));
+  const accuracy::Verdict v = gate::judge(out, e).verdict;
+  EXPECT_TRUE(v.pass) << v.summary();
+  EXPECT_GE(v.beyond, 1u);
+  // Without the denominator's test (its bounds zeroed) the same zeros fail: the test is what decides.
+  accuracy::ReadoutTerms numerator_only = e.terms;
+  std::fill(numerator_only.den_terms.begin(), numerator_only.den_terms.end(), 0.0);
+  std::vector<const Outputs*> bases;
+  for (const auto& b : e.base) bases.push_back(&b);
+  EXPECT_FALSE(accuracy::check(out, e.ref, bases, e.policy.precision(), {}, e.gain, numerator_only).pass);
+}
+
+// TwinsAgree.OnTheFamily/scale_extremes's judged-nothing run of 2026-12-05 (seed 2678649141771138913), its first two
+// steps: vla-v3, identity map, bf16-state. Row 0 cancels at the policy's state precision (v_0 ~ 5e22 along a^_0,
+// q_0 ~ 1e-2); k_1 ~ 1e-23 has a norm below 2^-60, so the float sum of squares the policies normalise it by
+// underflows and every later element is beyond the policy. may_judge_nothing's walk explains it only since it tests
+// each step's normalised vectors as it tested the first step's.
+TEST(TwinsAgree, UnnormalisableKeyAfterACancellingRowIsExplained) {
+  Stream s;
+  s.dims = Dims{1, 2, 1, 16, 16};
+  s.q = {-0.0019061902274340222, 0.010623423358186147, 0.00086993514504643532, -0.0035517138970573305,
+         0.00066501694609203679, -0.001498900741387746, -0.0028307256636204278, -0.0021616556811845968,
+         -0.0018010892428473979, 0.0027106581387387921, 0.0060154737076823835, 0.0079263990318801086,
+         0.00017082276895678795, -0.0028773729786545281, 0.008119324814840654, -0.0031966985305287234,
+         -185997.0790298903, -14978.605004953615, 186520.25293404394, 83290.479183132134, -62615.030434762273,
+         -13744.539098400661, 5510.3885116489155, 4131.4087068750268, -76351.711597934875, 189143.74445663608,
+         50254.646384633845, 31816.349420635619, -165860.31284636472, -97602.120588423611, 6297.4890841858869,
+         48706.91689095828};
+  s.k = {2.1787886757414124e-09, -3.7270146960635655e-09, -1.5822141912527542e-09, 4.7822232961230138e-09,
+         -1.3058878010969474e-09, -4.070855948222853e-09, 4.3536440379819155e-09, -1.3025443719634589e-09,
+         6.3654757763913179e-09, -8.9074347371657803e-09, -4.0001347409345134e-09, 9.6418992540154454e-09,
+         1.2270601417605267e-09, 4.514428554492858e-09, 6.0396765530199803e-09, -4.1247629678026269e-09,
+         5.3570546672159366e-24, 2.7491571806259615e-24, -7.9745939920793483e-25, 2.2403742810620156e-23,
+         -1.137174997441093e-23, 1.5979472596305557e-24, -5.2590837696485754e-24, 1.9284028540900237e-23,
+         -1.2292567049611234e-23, 1.3478641953018762e-23, 1.1892029387721206e-23, 4.734987248314058e-25,
+         -1.1994911452897317e-24, -8.8218126417184116e-24, 1.2417880744151544e-23, -1.4705966423500626e-23};
+  s.v = {5.2071698844444501e+22, -3.9665084954937991e+22, 3.7366124977605732e+21, 2.162393681543919e+22,
+         -5.7989047622836404e+22, -4.0641627569805861e+22, -1.9172726799439082e+22, -1.4007067025673988e+22,
+         -1.2936131040183832e+22, 5.6787032657758844e+22, -8.5709249280320383e+22, -2.5582081790849843e+22,
+         3.8220105415245523e+22, -6.1261410712482201e+22, 4.9093578071176582e+22, -3.3194468733716397e+22,
+         -0.0008382035388800809, 0.00097619621866699611, 0.00089365889318816869, 0.0032582880813961535,
+         0.0011818661667553831, 0.0047685361341734808, -0.00061303956449396081, 0.0007307508126652508,
+         -0.004980464424368709, -0.0030210736200031248, -0.005925556765882526, 0.0034554201520992801,
+         -0.00027992403588933808, 0.010299709703171626, -0.00074211622798118072, 0.0040531897875394048};
+  Options opt = preset_options(Preset::vla_v3);
+  opt.feature_map = FeatureMap::identity;
+  opt.lambda0 = 0.16509172941362141;
+  const gate::Policy policy(impl::Kind::bf16_state);
+  const gate::Expected e = gate::expect(s, opt, policy);
+  ASSERT_TRUE(e.valid) << e.reason;
+  const accuracy::Verdict v = gate::judge(impl::run(e.input, opt, impl::Kind::bf16_state, impl::Device::cpu), e).verdict;
+  EXPECT_TRUE(v.pass) << v.summary();
+  ASSERT_EQ(v.checked, 0u) << "the run is judged on something: the regression test lost its case";
+  EXPECT_TRUE(may_judge_nothing(e.input, opt, policy.precision().u_state, e.ref));
+  // The key at t = 1 is what explains it: with it scaled into float's reach (same direction) the walk finds a
+  // judged row or the run is judged.
+  Stream scaled = s;
+  for (int j = 16; j < 32; ++j) scaled.k[j] *= 0x1p80;
+  const gate::Expected f = gate::expect(scaled, opt, policy);
+  ASSERT_TRUE(f.valid) << f.reason;
+  const accuracy::Verdict w = gate::judge(impl::run(f.input, opt, impl::Kind::bf16_state, impl::Device::cpu), f).verdict;
+  EXPECT_TRUE(w.checked > 0 || !may_judge_nothing(f.input, opt, policy.precision().u_state, f.ref)) << w.summary();
 }

@@ -108,17 +108,21 @@ std::vector<Envelope> envelopes(impl::Kind kind, const Stream& s, const Options&
   const accuracy::Precision prec = accuracy::precision_of(kind);
   // The o rows' readout gain, as the gate passes it (the floor and the rows' scale of terms: docs/ERROR_MODEL.md).
   const Stream consumed = consumed_inputs(s, kind);
-  const std::vector<double> gain = accuracy::readout_gain(consumed, opt), terms = accuracy::readout_terms(consumed, opt);
+  const std::vector<double> gain = accuracy::readout_gain(consumed, opt);
+  const accuracy::ReadoutTerms terms = accuracy::readout_terms(consumed, opt);
   const Dims& d = ref.dims;
   std::vector<Envelope> out;
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
       const Outputs r = head_of(ref, b, h), f = head_of(fwd, b, h), v = head_of(rev, b, h);
       const std::vector<const Outputs*> bases = {&f, &v};
-      std::vector<double> g(d.T), q(d.T);
+      std::vector<double> g(d.T);
+      accuracy::ReadoutTerms q{std::vector<double>(d.T), std::vector<double>(d.T)};
       for (int t = 0; t < d.T; ++t) {
-        g[t] = gain[(std::size_t(b) * d.T + t) * d.H + h];
-        q[t] = terms[(std::size_t(b) * d.T + t) * d.H + h];
+        const std::size_t row = (std::size_t(b) * d.T + t) * d.H + h;
+        g[t] = gain[row];
+        q.q_norm[t] = terms.q_norm[row];
+        q.den_terms[t] = terms.den_terms[row];
       }
       Envelope e;
       const accuracy::Verdict verdict = accuracy::check(head_of(cand, b, h), r, bases, prec, {}, g, q);

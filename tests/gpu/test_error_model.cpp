@@ -80,22 +80,77 @@ TEST(ErrorModel, PartialSumOverflowIsBeyondTheRangeOnlyAtFloatsEdge) {
   const std::size_t row = (std::size_t(1) * d.T + 7) * d.H + 2, i = d.off(1, 7, 2, 16) + 3;
   // sigma_7 of head (1, 2) is at least ||S_7||_F and at most the largest norm of any step.
   const double largest = *std::max_element(x.ref.state_norm.begin(), x.ref.state_norm.end());
-  std::vector<double> terms(x.ref.state_norm.size(), 1.0);
+  accuracy::ReadoutTerms terms{std::vector<double>(x.ref.state_norm.size(), 1.0), std::vector<double>(x.ref.state_norm.size(), 1.0)};
   const double at_edge = 2 * double(FLT_MAX) / x.ref.state_norm[row], below = double(FLT_MAX) / (4 * largest);
   Outputs c = x.cand;
   c.o[i] = -std::numeric_limits<double>::infinity();
-  terms[row] = at_edge;
+  terms.q_norm[row] = at_edge;
   const auto beyond = accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms);
   EXPECT_TRUE(beyond.pass) << beyond.summary();
   EXPECT_EQ(beyond.beyond_nonfinite, 1u);
-  terms[row] = below;
+  terms.q_norm[row] = below;
   EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms).pass);
   EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32)).pass) << "no readout_terms: no range test";
-  terms[row] = at_edge;
+  terms.q_norm[row] = at_edge;
   c.o[i] = x.ref.o[i] * (1 + 1e-3);
   EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms).pass);
-  EXPECT_THROW(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, std::vector<double>(3, 1.0)),
+  EXPECT_THROW(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {},
+                               accuracy::ReadoutTerms{std::vector<double>(3, 1.0), std::vector<double>(3, 1.0)}),
                std::invalid_argument);
+  // Zero is not an overflow's outcome in the numerator: judged (and wrong) at its edge.
+  c.o[i] = 0;
+  EXPECT_FALSE(accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms).pass);
+}
+
+// The denominator's range test: where the bound on n_t . phi(q_t)'s partial sums
+// comes within the rounding of Dk + t + 1 float additions of FLT_MAX, the
+// denominator may be infinite, so a +-0 or non-finite o element is beyond the
+// range; a non-zero finite one is judged; just below the edge a zero fails.
+TEST(ErrorModel, DenominatorOverflowIsBeyondTheRangeOnlyAtFloatsEdge) {
+  const Trio x = trio(Kind::fp32, 16, 20, 4);
+  const Dims& d = x.ref.dims;
+  const int t = 7;
+  const std::size_t row = (std::size_t(1) * d.T + t) * d.H + 2, i = d.off(1, t, 2, 16) + 3;
+  ASSERT_NE(x.ref.o[i], 0.0);
+  const double edge = double(FLT_MAX) / (1.0 + (16 + t + 1) * 0x1p-24);
+  accuracy::ReadoutTerms terms{std::vector<double>(x.ref.state_norm.size(), 1.0), std::vector<double>(x.ref.state_norm.size(), 1.0)};
+  const auto check = [&](const Outputs& c) { return accuracy::check(c, x.ref, x.base.ptrs(), accuracy::precision_of(Kind::fp32), {}, {}, terms); };
+  for (double wrong : {0.0, -0.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    Outputs c = x.cand;
+    c.o[i] = wrong;
+    terms.den_terms[row] = edge;
+    const auto at = check(c);
+    EXPECT_TRUE(at.pass) << wrong << ": " << at.summary();
+    EXPECT_GE(at.beyond, 1u) << wrong;
+    terms.den_terms[row] = std::nextafter(edge, 0.0);
+    EXPECT_FALSE(check(c).pass) << wrong << " just below the edge";
+  }
+  Outputs c = x.cand;
+  c.o[i] = x.ref.o[i] * (1 + 1e-3);
+  terms.den_terms[row] = edge;
+  EXPECT_FALSE(check(c).pass) << "a finite non-zero value is judged at the edge";
+}
+
+// readout_terms' bounds from their definitions, on a small stream: q_norm =
+// ||phi(q_t)||, den_terms = sum_j (sum_{s<=t} |phi(k_s)_j|) |phi(q_t)_j| under the
+// ratio readout, 0 under the raw one.
+TEST(ErrorModel, ReadoutTermsFollowTheirDefinitions) {
+  Stream s;
+  s.dims = Dims{1, 2, 1, 2, 2};
+  s.q = {3, -4, 1, 0};
+  s.k = {-1, 2, 0.5, -0.25};
+  s.v = {1, 1, 1, 1};
+  Options opt = preset_options(Preset::paper);
+  opt.feature_map = FeatureMap::identity;
+  opt.readout = Readout::ratio;
+  const auto r = accuracy::readout_terms(s, opt);
+  ASSERT_EQ(r.q_norm.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.q_norm[0], 5.0);
+  EXPECT_DOUBLE_EQ(r.q_norm[1], 1.0);
+  EXPECT_DOUBLE_EQ(r.den_terms[0], 1 * 3 + 2 * 4);
+  EXPECT_DOUBLE_EQ(r.den_terms[1], 1.5 * 1 + 2.25 * 0);
+  opt.readout = Readout::raw;
+  EXPECT_EQ(accuracy::readout_terms(s, opt).den_terms, (std::vector<double>{0, 0}));
 }
 
 // A bf16 candidate cannot hide a state error behind bf16's looser output

@@ -33,7 +33,7 @@ struct Expected {
   Outputs ref;         // the recurrence in double on `input`
   std::vector<Outputs> base;  // the error model's baselines on `input` (docs/ERROR_MODEL.md)
   std::vector<double> gain;   // accuracy::readout_gain on `input`: the o rows' floor at the readout terms' scale
-  std::vector<double> terms;  // accuracy::readout_terms on `input`: the o rows' range test
+  accuracy::ReadoutTerms terms;  // accuracy::readout_terms on `input`: the o rows' range tests
   mutable std::vector<Outputs> more;  // the escalation's extra samples, made on the first failure
   bool valid = true;   // false: the stream is outside the spec's domain at this precision
   std::string reason;  // why not valid (e.g. a key whose features round to zero)

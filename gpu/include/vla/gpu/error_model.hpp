@@ -55,6 +55,12 @@
 // sigma_t ||phi(q_t)||; where that bound (readout_terms) comes within float's
 // rounding of FLT_MAX, a non-finite candidate element of o is beyond the
 // policy's range: counted, not judged (a finite one is judged as everywhere).
+// Likewise the ratio readout's denominator n_t . phi(q_t), n_t a float sum over
+// t + 1 steps: every partial sum is at most sum_j (sum_{s<=t} |phi(k_s)_j|)
+// |phi(q_t)_j| (to first order in float's rounding), and where that bound comes
+// within the rounding of Dk + t + 1 float additions of FLT_MAX the denominator
+// may be infinite, so o = y / den is +-0 or non-finite: such candidate elements
+// are beyond the range (a non-zero finite one is judged).
 // docs/ERROR_MODEL.md, "Overflow of a partial sum".
 
 #pragma once
@@ -125,12 +131,18 @@ struct Verdict {
 // readout_gain (from readout_gain() below, on the inputs the reference
 // consumed) gives o rows their floor at the readout terms' scale; empty: o gets
 // no such floor (callers without the inputs).
-// readout_terms (from readout_terms() below) gives o rows the range test above;
+// readout_terms (from readout_terms() below) gives o rows the range tests above;
 // empty: no such test (every non-finite element of o where the reference is
 // finite fails wherever the policy has accuracy).
+// Per o row (b, t, h), layout [B, T, H], the range tests' bounds (see check):
+struct ReadoutTerms {
+  std::vector<double> q_norm;     // ||phi(q_t)||_2: times sigma_t, the bound on the numerator's partial sums
+  std::vector<double> den_terms;  // sum_j (sum_{s<=t} |phi(k_s)_j|) |phi(q_t)_j| (ratio readout; 0 for raw)
+  bool empty() const { return q_norm.empty(); }
+};
 Verdict check(const Outputs& cand, const Outputs& ref, const std::vector<const Outputs*>& bases, const Precision& prec,
               const ModelConstants& k = {}, const std::vector<double>& readout_gain = {},
-              const std::vector<double>& readout_terms = {});
+              const ReadoutTerms& readout_terms = {});
 Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, const Precision& prec,
               const ModelConstants& k = {});
 
@@ -139,9 +151,8 @@ Verdict check(const Outputs& cand, const Outputs& ref, const Outputs& base, cons
 // n_t . phi(q_t) after den_floor; 1 for the raw readout; 0 where den_t is 0,
 // the readout is then undefined). `rounded`: the inputs the reference consumed.
 std::vector<double> readout_gain(const Stream& rounded, const Options& opt);
-// Per o row (b, t, h), layout [B, T, H]: ||phi(q_t)||_2, with sigma_t the bound on
-// the magnitude of every partial sum of the readout's numerator (the range test).
-std::vector<double> readout_terms(const Stream& rounded, const Options& opt);
+// The range tests' bounds per o row (ReadoutTerms, above check).
+ReadoutTerms readout_terms(const Stream& rounded, const Options& opt);
 
 // The model's envelope of o along head (b, h), for plots against t (vla report):
 // per step, the largest row error max_i |cand_i - ref_i| / max_i |ref_i| that

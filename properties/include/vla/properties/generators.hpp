@@ -40,8 +40,9 @@ enum class Family {
   rank_deficient,   // keys span a subspace of dimension r < Dk (param r; r = 1 when Dk = 1)
   rotating,         // k^_t turns by omega in [1e-4, 1e-1] per step in one plane (param omega)
   scale_extremes,   // every vector scaled by 10^e, e uniform in [-30, 30]
-  subnormal,        // vectors (q, v, u) or entries (k) subnormal, signed zeros; 1/4 of the keys
-                    // have ||phi(k)|| ~ 2^-520 (squares subnormal)
+  subnormal,        // vectors (q, v, u) or entries (k) subnormal, signed zeros; in half the cases
+                    // (drawn once per case) 1/4 of the keys have ||phi(k)|| ~ 2^-520 (squares
+                    // subnormal) and u vectors may be wholly subnormal: the refused streams
   lambda_extremes,  // gaussian entries, lambda0 = 10^e with e uniform in [-8, 8]
   anisotropic,      // the gradient-window construction (docs/FINDINGS.md, "Gradient flow through
                     // many steps"): the first W = share T keys on one direction e (param warmup),
