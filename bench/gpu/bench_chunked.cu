@@ -37,6 +37,7 @@ namespace {
 
 using bench::fill_bf16;
 using bench::fill_f32;
+using bench::median_launch_ms;
 
 struct Impl {
   std::string name;
@@ -46,30 +47,6 @@ struct Impl {
   gpu::ChunkedLayout layout = gpu::ChunkedLayout::plain;  // chunked only (pipelined: C = 32)
   bool scan = false;  // the scan form (kind scan_fp32 or scan_bf16)
 };
-
-// Median ms of reps launches after one warm-up.
-template <class F>
-double time_ms(F&& launch, int reps) {
-  cudaEvent_t a, b;
-  VLA_CUDA_CHECK(cudaEventCreate(&a));
-  VLA_CUDA_CHECK(cudaEventCreate(&b));
-  launch();
-  VLA_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    VLA_CUDA_CHECK(cudaEventRecord(a));
-    launch();
-    VLA_CUDA_CHECK(cudaEventRecord(b));
-    VLA_CUDA_CHECK(cudaEventSynchronize(b));
-    float x = 0;
-    VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
-    ms.push_back(x);
-  }
-  VLA_CUDA_CHECK(cudaEventDestroy(a));
-  VLA_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 // Multiply-adds of one chunk of one head: 15 products (docs/CHUNKED.md section 3
 // plus the readout and Gram terms), each D x C x D, C x C x D or D x C x C.
@@ -163,7 +140,7 @@ void gate_breakdown() {
           g.kernels = kernels;
           g.stop_after = stop;
           g.form = form;
-          return time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
+          return median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
         };
         const auto ps = ref::ScanGateForm::per_step, la = ref::ScanGateForm::lookahead, wb = ref::ScanGateForm::woodbury;
         std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C,
@@ -195,7 +172,7 @@ void steps_scaling(int clock_khz) {
     int f = 0;
     for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead}) {
       g.form = form;
-      ms[f++] = time_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
+      ms[f++] = median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
     }
     const int steps = ref::scan_segment_chunks(C) * C;
     const int blocks = ((T + steps - 1) / steps) * H;
@@ -247,7 +224,7 @@ int fold_check() {
     const bool same = a == b;
     differ += !same;
     std::printf("  B=%d H=%d T=%d %s: outputs %s", sh.B, sh.H, sh.T, sh.bf16 ? "bf16" : "fp32", same ? "bit for bit equal" : "DIFFER");
-    if (sh.T >= 4096) std::printf("; folded %.4g ms, prep kernel %.4g ms", time_ms(folded, 21), time_ms(apart, 21));
+    if (sh.T >= 4096) std::printf("; folded %.4g ms, prep kernel %.4g ms", median_launch_ms(folded, 21), median_launch_ms(apart, 21));
     std::printf("\n");
   }
   return differ;
@@ -360,13 +337,13 @@ int main(int argc, char** argv) {
           else gpu::launch_fused(p, im.bf16 ? impl::Kind::bf16 : impl::Kind::fp32, nullptr);
         };
         // Long launches get fewer repeats (the fused kernel at T = 65536 runs ~0.14 s).
-        const double probe = time_ms(launch, 1);
+        const double probe = median_launch_ms(launch, 1);
         const int reps = probe > 100 ? 3 : probe > 10 ? 7 : 21;
-        const double ms = time_ms(launch, reps);
+        const double ms = median_launch_ms(launch, reps);
         double gate_ms = 0, state_ms = 0;
         if (im.scan) {
-          gate_ms = time_ms([&] { gpu::scan::launch_gate(gpu::scan::gate_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
-          state_ms = time_ms([&] { gpu::scan::launch_state(gpu::scan::state_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
+          gate_ms = median_launch_ms([&] { gpu::scan::launch_gate(gpu::scan::gate_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
+          state_ms = median_launch_ms([&] { gpu::scan::launch_state(gpu::scan::state_params(p, im.bf16, im.C, *ws), nullptr); }, reps);
         }
         const double tok = double(sh.B) * sh.H * sh.T / (ms * 1e-3);
         const int C = im.chunked ? im.C : 1;

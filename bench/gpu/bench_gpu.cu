@@ -52,29 +52,6 @@ double bytes_needed(int BH, int T, int D, Kind kind) {
   return 4 * n * elem + 2.0 * BH * D * D * 4 + double(BH) * T * 4;
 }
 
-// Median milliseconds of `reps` launches (after one warm-up launch).
-double time_kernel(const gpu::FusedParams& p, Kind kind, int reps) {
-  cudaEvent_t a, b;
-  VLA_CUDA_CHECK(cudaEventCreate(&a));
-  VLA_CUDA_CHECK(cudaEventCreate(&b));
-  gpu::launch_fused(p, kind, nullptr);
-  VLA_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    VLA_CUDA_CHECK(cudaEventRecord(a));
-    gpu::launch_fused(p, kind, nullptr);
-    VLA_CUDA_CHECK(cudaEventRecord(b));
-    VLA_CUDA_CHECK(cudaEventSynchronize(b));
-    float x = 0;
-    VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
-    ms.push_back(x);
-  }
-  VLA_CUDA_CHECK(cudaEventDestroy(a));
-  VLA_CUDA_CHECK(cudaEventDestroy(b));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 // FLOPs of one step of one head as the kernel does it, counting an FMA as 2
 // (reports/gpu/FLOOR.md): four D x D matrix-vector products (A u, S k^, S phi(q),
 // S.S row norms) and two rank-1 updates (A, S), plus O(D) vector work, ignored
@@ -247,7 +224,7 @@ int main(int argc, char** argv) {
             p.layout = layout;
             const char* lname = layout_name(gpu::fused_kernel_info(p, kind).layout);
             const int reps = predicted > 1.0 ? 3 : predicted > 0.2 ? 5 : 9;
-            const double ms = time_kernel(p, kind, reps);
+            const double ms = bench::median_launch_ms([&] { gpu::launch_fused(p, kind, nullptr); }, reps);
             ms_at[{BH, T, D, int(kind)}] = ms;
             const double us_step = ms * 1e3 / T, tok = double(BH) * T / (ms / 1e3),
                          gflops = flops_per_head_step(D) * BH * T / (ms / 1e3) / 1e9;

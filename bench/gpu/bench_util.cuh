@@ -33,22 +33,24 @@ static __global__ void fill_bf16(std::uint16_t* p, std::size_t n, std::uint32_t 
     p[i] = core::bf16_bits_rne(hash_uniform(i, salt));
 }
 
-// The median time of 5 launches after a warm-up (CUDA events), in ms; launch()
-// launches one kernel on the default stream (checked).
+// The median time in ms of `reps` launches (CUDA events) after one warm-up launch;
+// launch() launches on the default stream (checked). Every benchmark times with it.
 template <class Launch>
-double median_launch_ms(Launch&& launch) {
+double median_launch_ms(Launch&& launch, int reps = 5) {
   cudaEvent_t a, b;
   VLA_CUDA_CHECK(cudaEventCreate(&a));
   VLA_CUDA_CHECK(cudaEventCreate(&b));
+  launch();
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> ms;
-  for (int r = 0; r < 6; ++r) {
+  for (int r = 0; r < reps; ++r) {
     VLA_CUDA_CHECK(cudaEventRecord(a));
     launch();
     VLA_CUDA_CHECK(cudaEventRecord(b));
     VLA_CUDA_CHECK(cudaEventSynchronize(b));
-    float x;
+    float x = 0;
     VLA_CUDA_CHECK(cudaEventElapsedTime(&x, a, b));
-    if (r > 0) ms.push_back(x);
+    ms.push_back(x);
   }
   VLA_CUDA_CHECK(cudaEventDestroy(a));
   VLA_CUDA_CHECK(cudaEventDestroy(b));

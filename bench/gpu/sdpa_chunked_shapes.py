@@ -2,25 +2,12 @@
 """Causal bf16 scaled_dot_product_attention at the chunked benchmark's shapes
 (bench/gpu/bench_chunked.cu), timed with CUDA events after warm-up, median of
 repeats: the softmax baseline of issue 8. Prints a Markdown table."""
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
-
-def median_ms(fn, reps):
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+from torch_baselines import time_events  # this script's folder is on sys.path when it runs
 
 
 def main():
@@ -32,7 +19,7 @@ def main():
     for B, H, T in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
         q, k, v = (torch.rand(B, H, T, D, device="cuda", dtype=torch.bfloat16, generator=g) * 2 - 1 for _ in range(3))
-        ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), 11)
+        ms = time_events(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), 1, 11)
         print(f"| {B} | {H} | {T} | {D} | {ms:.4g} | {B * H * T / (ms * 1e-3):.3g} |")
 
 
