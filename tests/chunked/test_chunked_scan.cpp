@@ -89,14 +89,20 @@ double scan_equals_recurrent(const vla::Dims& d, unsigned seed, std::initializer
     for (int C : sizes)
       for (int L : segments)
         for (ScanGateForm gf : {ScanGateForm::woodbury, ScanGateForm::per_step, ScanGateForm::lookahead})
-          for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step})
+          for (ScanStatePolicy st : {ScanStatePolicy::chunk_products, ScanStatePolicy::per_step, ScanStatePolicy::lookahead}) {
+            // The state stage reads the gates only: each stage's forms are checked against the other's first
+            // (every state policy with the Woodbury gates, every gate form with the chunk products).
+            if (gf != ScanGateForm::woodbury && st != ScanStatePolicy::chunk_products) continue;
             fewest = std::min(fewest, hpc::expect_agreement(vla::ref::run_chunked_scan<mp, GateScalar>(s, cs.opt, C, L, st, gf), rec,
                                                             cs.name + " C=" + std::to_string(C) + " segment=" + std::to_string(L) +
-                                                                (st == ScanStatePolicy::per_step ? " per-step state" : "") +
+                                                                (st == ScanStatePolicy::per_step    ? " per-step state"
+                                                                 : st == ScanStatePolicy::lookahead ? " look-ahead state"
+                                                                                                    : "") +
                                                                 (gf == ScanGateForm::per_step    ? " per-step gates"
                                                                  : gf == ScanGateForm::lookahead ? " look-ahead gates"
                                                                                                  : "") +
                                                                 (std::is_same_v<GateScalar, mp> ? "" : " (wide gate)")));
+          }
   }
   return fewest;
 }

@@ -210,7 +210,8 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
     for (int h = 0; h < d.H; ++h) {
       MG Mc = MG::Identity(d.Dk, d.Dk) * GateScalar(opt.lambda0), M_prev = Mc;
       MG Ac, A_prev;  // the carried A_c inside a segment, and A_{c-1}
-      M S = M::Zero(d.Dv, d.Dk), S_prev = S;
+      M S = M::Zero(d.Dv, d.Dk), S_prev = S, S_prev2 = S;  // S_c, S_c-1, S_c-2
+      M R_prev, Ah_prev;                                   // chunk c - 1's residuals and gates (the look-ahead policy)
       Vec n_c = Vec::Zero(d.Dk), n_prev = n_c;
       for (int t0 = 0, c = 0; t0 < d.T; t0 += C, ++c) {
         const int len = std::min(C, d.T - t0);
@@ -251,16 +252,31 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         // Scalar for the per-step norm and readout, as the kernels' readout does.
         const M AKs = Ah.transpose() * in.K;  // AKs(i, t) = a^_i . k^_t
         const M Kt = Structure::state_solve(in.K, AKs), Vt = Structure::state_solve(in.V, AKs);
-        const bool products = state_policy == ScanStatePolicy::chunk_products;
-        const M R = products ? M((Vt.template cast<GateScalar>() -
-                                  Structure::residual_state(S, S_prev).template cast<GateScalar>() * Kt.template cast<GateScalar>())
-                                     .template cast<Scalar>())
-                             : M(Vt - Structure::residual_state(S, S_prev) * Kt);
+        const bool products = state_policy != ScanStatePolicy::per_step;
+        M R;
+        if (state_policy == ScanStatePolicy::lookahead && c > 0) {
+          // S_c = S_c-1 + R_c-1 Ah_c-1^T, so R_c = Vt_c - S_c-1 Kt_c - R_c-1 (Ah_c-1^T Kt_c): exact algebra; X rounded
+          // to Scalar once (a C x C operand the state prep would store), the three terms summed in GateScalar.
+          const MG X = MG((Ah_prev.template cast<GateScalar>().transpose() * Kt.template cast<GateScalar>()).template cast<Scalar>()
+                              .template cast<GateScalar>());
+          R = M((Vt.template cast<GateScalar>() -
+                 Structure::residual_state(S_prev, S_prev2).template cast<GateScalar>() * Kt.template cast<GateScalar>() -
+                 R_prev.template cast<GateScalar>() * X)
+                    .template cast<Scalar>());
+        } else {
+          R = products ? M((Vt.template cast<GateScalar>() -
+                            Structure::residual_state(S, S_prev).template cast<GateScalar>() * Kt.template cast<GateScalar>())
+                               .template cast<Scalar>())
+                       : M(Vt - Structure::residual_state(S, S_prev) * Kt);
+        }
         const M S_next =
             products ? M((S.template cast<GateScalar>() + R.template cast<GateScalar>() * Ah.template cast<GateScalar>().transpose())
                              .template cast<Scalar>())
                      : M();
+        S_prev2 = S_prev;
         S_prev = S;
+        R_prev = R;
+        Ah_prev = Ah;
         Vec n = Structure::normaliser_prefix(n_c, n_prev);
         for (int t = 0; t < len; ++t) {
           for (int i = 0; i < d.Dv; ++i)
