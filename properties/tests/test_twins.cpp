@@ -515,6 +515,7 @@ struct ChunkedFinding {
   Family family;
   const char* file;
   FindingState state = FindingState::open;
+  bool searched = true;  // false: found by `vla fuzz`, not by the search below (never rewritten)
 };
 constexpr ChunkedFinding kChunkedFindings[] = {
     // Fixed by the causal masked products (docs/CHUNKED.md, section 6): a later
@@ -524,6 +525,13 @@ constexpr ChunkedFinding kChunkedFindings[] = {
     // the baselines draw their tf32 storage rounding at random no baseline keeps a bit of that row (it failed, at
     // err/tol 1.02, against baselines that all drew the same round-to-nearest rounding).
     {impl::ChunkedKind::tf32, Family::lambda_extremes, "chunked_tf32_lambda_extremes.safetensors", FindingState::no_bit},
+    // Found by a 600 s `vla fuzz` campaign of 2026-12-05 (docs/FINDINGS.md, "The scan form where M is ill-conditioned",
+    // and docs/CHUNKED.md 8.22): the scan form's final A is M_N^{-1} from a factorisation of
+    // M_N = lambda0 I + sum u u^T, which a given u of norm 1e13 makes ill-conditioned (cond ~ 1e26 >> 2^53).
+    {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_huge_u.safetensors", FindingState::open, false},
+    // The same campaign: one chunk (T = 6) of extreme scales on which both chunked forms (scan and carried) miss o at
+    // t = 5 while the fused twins pass; the chunk's UT form of the state is their common part. Not analysed further.
+    {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_scale_extremes.safetensors", FindingState::open, false},
 };
 
 Counterexample search_chunked_failure(const ChunkedFinding& f) {
@@ -562,7 +570,7 @@ Counterexample search_chunked_failure(const ChunkedFinding& f) {
 TEST(ChunkedTwinFindings, ReplayTheShrunkFailures) {
   for (const ChunkedFinding& f : kChunkedFindings) {
     const auto path = counterexample_dir() / f.file;
-    if (test::write_counterexamples() && f.state == FindingState::open) save_counterexample(path, search_chunked_failure(f), true);
+    if (test::write_counterexamples() && f.state == FindingState::open && f.searched) save_counterexample(path, search_chunked_failure(f), true);
     const Counterexample cx = load_counterexample(path);
     const Twin chunked = chunked_twin(f.kind), fused = fused_twin(impl::input_kind(f.kind));
     const gate::Expected ec = gate::expect(cx.c.stream, cx.opt, chunked.policy), ef = gate::expect(cx.c.stream, cx.opt, fused.policy);
