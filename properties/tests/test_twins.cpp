@@ -530,7 +530,8 @@ constexpr ChunkedFinding kChunkedFindings[] = {
     // M_N = lambda0 I + sum u u^T, which a given u of norm 1e13 makes ill-conditioned (cond ~ 1e26 >> 2^53).
     {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_huge_u.safetensors", FindingState::open, false},
     // The same campaign: one chunk (T = 6) of extreme scales on which both chunked forms (scan and carried) miss o at
-    // t = 5 while the fused twins pass; the chunk's UT form of the state is their common part. Not analysed further.
+    // t = 5 while the fused twins pass: the chunk's float triangular solve for Kt and Vt (in double, or with step 5
+    // beginning its own chunk, the scan form passes).
     {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_scale_extremes.safetensors", FindingState::open, false},
 };
 
