@@ -85,8 +85,7 @@ Judgement judge(const Outputs& cand, const Expected& e) {
     j.reason = e.reason;
     return j;
   }
-  std::vector<const Outputs*> bases;
-  for (const auto& b : e.base) bases.push_back(&b);
+  std::vector<const Outputs*> bases = e.base_ptrs();
   const accuracy::Precision prec = e.policy.precision();
   j.verdict = accuracy::check(cand, e.ref, bases, prec, {}, e.gain, e.terms);
   if (!j.verdict.pass) {

@@ -305,12 +305,15 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
 // of the gates (2^-24, docs/CHUNKED.md 8.5): the gates' bits change, the error model does not.
 // A pivot outside [2^-1000, 2^1000] (zero, subnormal, huge, inf, NaN) takes the IEEE division, so that
 // rcp.approx's flush to zero and the Newton steps' overflow never act (the test is uniform: one pivot).
+__device__ __forceinline__ bool pivot_in_range(double p) {
+  const double ap = fabs(p);
+  return ap >= 0x1p-1000 && ap <= 0x1p1000;
+}
 // pivot_recip's in-range sequence with no branch (the steps kernel's look-ahead keeps its step in one
 // basic block, so that the compiler can interleave it with the sweep); `in_range` says whether it holds,
 // and the caller takes 1.0 / p where it does not, as pivot_recip does.
 __device__ __forceinline__ double pivot_recip_in_range(double p, bool& in_range) {
-  const double ap = fabs(p);
-  in_range = ap >= 0x1p-1000 && ap <= 0x1p1000;
+  in_range = pivot_in_range(p);
   double y;
   asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
   double e = core::vfma(-p, y, 1.0);
@@ -319,8 +322,7 @@ __device__ __forceinline__ double pivot_recip_in_range(double p, bool& in_range)
   return core::vfma(y, e, y);
 }
 __device__ __forceinline__ double pivot_recip(double p) {
-  const double ap = fabs(p);
-  if (!(ap >= 0x1p-1000 && ap <= 0x1p1000)) return 1.0 / p;
+  if (!pivot_in_range(p)) return 1.0 / p;
   bool in_range;
   return pivot_recip_in_range(p, in_range);
 }

@@ -414,8 +414,7 @@ TEST(ErrorModelFloor, ExactCancellationOfTheState) {
   for (int i = 0; i < D; ++i) twin_o = std::max(twin_o, std::fabs(out.o[row2 + i]));
   std::cout << "fp32 twin: ||S_2||_F = " << out.state_norm[2] << ", o row 2 up to " << twin_o << "; floors " << floor_n << ", " << floor_o
             << "; baselines' residues " << base_n << ", " << base_o << "\n";
-  std::vector<const Outputs*> gate_bases, exact_bases{&e.ref};
-  for (const auto& b : e.base) gate_bases.push_back(&b);
+  const std::vector<const Outputs*> gate_bases = e.base_ptrs(), exact_bases{&e.ref};
   const accuracy::Precision prec = e.policy.precision();
   // The final S (= S_2, exactly 0) has no floor of its own: its scale is the
   // baselines' absolute error, 0 for exact baselines; so o and state_norm only.
@@ -525,13 +524,13 @@ constexpr ChunkedFinding kChunkedFindings[] = {
     // the baselines draw their tf32 storage rounding at random no baseline keeps a bit of that row (it failed, at
     // err/tol 1.02, against baselines that all drew the same round-to-nearest rounding).
     {impl::ChunkedKind::tf32, Family::lambda_extremes, "chunked_tf32_lambda_extremes.safetensors", FindingState::no_bit},
-    // Found by a 600 s `vla fuzz` campaign of 2026-12-05 (docs/FINDINGS.md, "The scan form where M is ill-conditioned",
+    // Found by a 600 s `vla fuzz` campaign of 2026-12-05 (docs/FINDINGS.md, "Findings about our implementation", item 9,
     // and docs/CHUNKED.md 8.22): the scan form's final A is M_N^{-1} from a factorisation of
     // M_N = lambda0 I + sum u u^T, which a given u of norm 1e13 makes ill-conditioned (cond ~ 1e26 >> 2^53).
     {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_huge_u.safetensors", FindingState::open, false},
     // The same campaign: one chunk (T = 6) of extreme scales on which both chunked forms (scan and carried) miss o at
-    // t = 5 while the fused twins pass: the chunk's float triangular solve for Kt and Vt (in double, or with step 5
-    // beginning its own chunk, the scan form passes).
+    // t = 5 while the fused twins pass: the chunk's float UT transform (T's entries, the triangular solve for Kt and
+    // Vt; in double, or with step 5 beginning its own chunk, the scan form passes).
     {impl::ChunkedKind::scan_fp32, Family::scale_extremes, "chunked_scan_fp32_scale_extremes.safetensors", FindingState::open, false},
 };
 
@@ -630,9 +629,7 @@ TEST(TwinsAgree, PartialSumOverflowAtFloatsEdgeIsBeyondTheRange) {
   EXPECT_TRUE(v.pass) << v.summary();
   EXPECT_GE(v.beyond_nonfinite, 1u);
   // Without the range test the same element fails: the test is what decides.
-  std::vector<const Outputs*> bases;
-  for (const auto& b : e.base) bases.push_back(&b);
-  EXPECT_FALSE(accuracy::check(out, e.ref, bases, e.policy.precision(), {}, e.gain).pass);
+  EXPECT_FALSE(accuracy::check(out, e.ref, e.base_ptrs(), e.policy.precision(), {}, e.gain).pass);
 }
 
 // TwinsAgree.OnTheFamily/scale_extremes's shrunk failure of 2026-12-05 (seed 17129638656193299220), one head: paper
@@ -679,9 +676,7 @@ TEST(TwinsAgree, DenominatorOverflowAtFloatsEdgeIsBeyondTheRange) {
   // Without the denominator's test (its bounds zeroed) the same zeros fail: the test is what decides.
   accuracy::ReadoutTerms numerator_only = e.terms;
   std::fill(numerator_only.den_terms.begin(), numerator_only.den_terms.end(), 0.0);
-  std::vector<const Outputs*> bases;
-  for (const auto& b : e.base) bases.push_back(&b);
-  EXPECT_FALSE(accuracy::check(out, e.ref, bases, e.policy.precision(), {}, e.gain, numerator_only).pass);
+  EXPECT_FALSE(accuracy::check(out, e.ref, e.base_ptrs(), e.policy.precision(), {}, e.gain, numerator_only).pass);
 }
 
 // TwinsAgree.OnTheFamily/scale_extremes's judged-nothing run of 2026-12-05 (seed 2678649141771138913), its first two

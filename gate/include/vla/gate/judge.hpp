@@ -37,6 +37,12 @@ struct Expected {
   mutable std::vector<Outputs> more;  // the escalation's extra samples, made on the first failure
   bool valid = true;   // false: the stream is outside the spec's domain at this precision
   std::string reason;  // why not valid (e.g. a key whose features round to zero)
+  // The baselines as accuracy::check takes them.
+  std::vector<const Outputs*> base_ptrs() const {
+    std::vector<const Outputs*> p;
+    for (const auto& b : base) p.push_back(&b);
+    return p;
+  }
 };
 
 // Why the stream cannot be judged at this policy's precision (empty: it can):

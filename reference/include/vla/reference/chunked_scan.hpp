@@ -125,18 +125,20 @@ Mat<GateScalar> scan_gates(const Mat<GateScalar>& Mc, const Mat<GateScalar>& U, 
 // Sherman-Morrison step from the A entering the chunk, which leaves as the A after
 // the chunk's last step: z = A u, delta = sm_delta(u . z), g = z (1 / delta),
 // w = A k^ - g (z . k^) (core::sm_gate_entry), A_ij -= g_i z_j (core::sm_row_entry).
+// U and K the same object (u = k^): A k^ = z and k^ . z = u . z, not formed twice.
 template <class GateScalar>
 Mat<GateScalar> scan_step_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, const Mat<GateScalar>& K, double floor) {
   using MG = Mat<GateScalar>;
   const int D = int(A.rows()), len = int(K.cols());
+  const bool u_is_k = &U == &K;
   MG W(D, len);
   for (int t = 0; t < len; ++t) {
-    const MG z = A * U.col(t), x = A * K.col(t);
+    const MG z = A * U.col(t), x = u_is_k ? z : MG(A * K.col(t));
     GateScalar uz = GateScalar(0), kz = GateScalar(0);
-    for (int i = 0; i < D; ++i) {
-      uz = core::vfma(U(i, t), z(i, 0), uz);
-      kz = core::vfma(K(i, t), z(i, 0), kz);
-    }
+    for (int i = 0; i < D; ++i) uz = core::vfma(U(i, t), z(i, 0), uz);
+    if (u_is_k) kz = uz;
+    else
+      for (int i = 0; i < D; ++i) kz = core::vfma(K(i, t), z(i, 0), kz);
     const GateScalar rd = GateScalar(GateScalar(1) / core::sm_delta(uz, floor));
     for (int i = 0; i < D; ++i) {
       const GateScalar g = GateScalar(z(i, 0) * rd);
@@ -155,10 +157,12 @@ Mat<GateScalar> scan_step_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, co
 // and likewise x_t = A_{t-1} k^_t and k^_t . z_t with f = z_{t-1} . k^_t. The first step
 // of the chunk has no pending update (g = 0, c = f = 0: z = y exactly); the last one's is
 // applied before A leaves. The same A_t as scan_step_gates in exact arithmetic.
+// U and K the same object (u = k^): x, f and k^ . z are y's, c and u . z, not formed twice.
 template <class GateScalar>
 Mat<GateScalar> scan_lookahead_gates(Mat<GateScalar>& A, const Mat<GateScalar>& U, const Mat<GateScalar>& K, double floor) {
   using MG = Mat<GateScalar>;
   const int D = int(A.rows()), len = int(K.cols());
+  const bool u_is_k = &U == &K;
   MG W(D, len), z_prev = MG::Zero(D, 1), g_prev = MG::Zero(D, 1);
   GateScalar rd_prev = GateScalar(0);
   auto dot = [&](const MG& a, int ca, const MG& b, int cb) {
@@ -171,8 +175,8 @@ Mat<GateScalar> scan_lookahead_gates(Mat<GateScalar>& A, const Mat<GateScalar>& 
       for (int j = 0; j < D; ++j) A(i, j) = core::sm_row_entry(A(i, j), g_prev(i, 0), z_prev(j, 0));
   };
   for (int t = 0; t < len; ++t) {
-    const MG y = A * U.col(t), xp = A * K.col(t);  // A = A_{t-2}: step t - 1's update pending
-    const GateScalar c = dot(z_prev, 0, U, t), f = dot(z_prev, 0, K, t);
+    const MG y = A * U.col(t), xp = u_is_k ? y : MG(A * K.col(t));  // A = A_{t-2}: step t - 1's update pending
+    const GateScalar c = dot(z_prev, 0, U, t), f = u_is_k ? c : dot(z_prev, 0, K, t);
     const GateScalar uz = core::sm_lookahead_dot(dot(U, t, y, 0), c, c, rd_prev);
     apply_pending();  // A_{t-1}
     MG z(D, 1), x(D, 1);
@@ -180,7 +184,7 @@ Mat<GateScalar> scan_lookahead_gates(Mat<GateScalar>& A, const Mat<GateScalar>& 
       z(i, 0) = core::sm_lookahead_entry(y(i, 0), g_prev(i, 0), c);
       x(i, 0) = core::sm_lookahead_entry(xp(i, 0), g_prev(i, 0), f);
     }
-    const GateScalar kz = core::sm_lookahead_dot(dot(K, t, y, 0), c, f, rd_prev);
+    const GateScalar kz = u_is_k ? uz : core::sm_lookahead_dot(dot(K, t, y, 0), c, f, rd_prev);
     const GateScalar rd = GateScalar(GateScalar(1) / core::sm_delta(uz, floor));
     for (int i = 0; i < D; ++i) {
       g_prev(i, 0) = GateScalar(z(i, 0) * rd);
@@ -218,7 +222,10 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         const ChunkInputs<Scalar> in = load_chunk<Scalar>(s, opt, b, h, t0, len);
         // Stage 1: the gates from a factor of M_c at a segment's first chunk (no earlier chunk's
         // gates), else from the A_c carried inside the segment.
-        const MG U = in.U.template cast<GateScalar>(), K = in.K.template cast<GateScalar>();
+        // u = k^ (load_chunk copies k^ into U): U is K itself, so the step gates form A k^ once.
+        const bool u_is_k = !s.has_u() && !opt.u_unit_scaled;
+        const MG K = in.K.template cast<GateScalar>(), U_given = u_is_k ? MG() : MG(in.U.template cast<GateScalar>());
+        const MG& U = u_is_k ? K : U_given;
         const bool carry = segment > 1 && (c + 1) % segment != 0 && t0 + len < d.T;  // a later chunk of this segment follows
         WoodburyGate<GateScalar> g;
         if (gate_form != ScanGateForm::woodbury) {
