@@ -124,10 +124,10 @@ void gate_breakdown() {
     int B, H, T;
   };
   std::printf("\nscan gate breakdown (ms; bf16, D = 64, u = k^):\n| B | H | T | C | scan_prep | scan_prefix | scan_seg_inverse |"
-              " scan_steps (per step) | scan_steps (look-ahead) | scan_final_A | scan_den | gate stage, per step | gate stage, look-ahead |"
-              " gate stage, Woodbury | scan_gate (Woodbury) |"
+              " scan_steps (per step) | scan_steps (look-ahead) | scan_steps (look-ahead, float, one warp) | scan_final_A | scan_den |"
+              " gate stage, per step | gate stage, look-ahead | gate stage, look-ahead in float | gate stage, Woodbury | scan_gate (Woodbury) |"
               " its phases cumulative: loads+(L D L^T(M), solves | A_c [U K]), G, L D L^T(I+G), Z, Y, W, a^ (all but the carry) |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}})
     for (int C : {32, 64}) {
       ShapeIO io(sh.B, sh.H, sh.T);
@@ -136,16 +136,18 @@ void gate_breakdown() {
         gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
         gpu::scan::launch_scan(p, true, C, ws, nullptr);
         gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
-        auto part = [&](unsigned kernels, int stop, ref::ScanGateForm form) {
+        auto part = [&](unsigned kernels, int stop, ref::ScanGateForm form, bool steps_float = false) {
           g.kernels = kernels;
           g.stop_after = stop;
           g.form = form;
+          g.steps_float = steps_float;
           return median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
         };
         const auto ps = ref::ScanGateForm::per_step, la = ref::ScanGateForm::lookahead, wb = ref::ScanGateForm::woodbury;
-        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B, sh.H, sh.T, C,
-                    part(1, 0, ps), part(2, 0, ps), part(32, 0, ps), part(4, 0, ps), part(4, 0, la), part(8, 0, ps), part(16, 0, ps),
-                    part(0x3f, 0, ps), part(0x3f, 0, la), part(0x1f, 0, wb), part(4, 0, wb));
+        std::printf("| %d | %d | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |", sh.B,
+                    sh.H, sh.T, C, part(1, 0, ps), part(2, 0, ps), part(32, 0, ps), part(4, 0, ps), part(4, 0, la), part(4, 0, la, true),
+                    part(8, 0, ps), part(16, 0, ps), part(0x3f, 0, ps), part(0x3f, 0, la), part(0x3f, 0, la, true), part(0x1f, 0, wb),
+                    part(4, 0, wb));
         for (int stop = 1; stop <= 7; ++stop) std::printf(" %.4g", part(4, stop, wb));
         std::printf(" |\n");
       }
@@ -159,7 +161,8 @@ void gate_breakdown() {
 void steps_scaling(int clock_khz) {
   const int T = 16384, C = 32;
   std::printf("\nscan_steps alone against the number of heads (bf16, D = 64, u = k^, B = 1, T = %d, C = %d; blocks = 32 H):\n"
-              "| H | blocks | plain ms | look-ahead ms | plain cycles/step | look-ahead cycles/step |\n|---|---|---|---|---|---|\n",
+              "| H | blocks | plain ms | look-ahead ms | look-ahead in float (one warp) ms | plain cycles/step | look-ahead cycles/step |"
+              " float cycles/step |\n|---|---|---|---|---|---|---|---|\n",
               T, C);
   for (int H : {1, 2, 4, 8, 12, 16, 24, 32}) {
     ShapeIO io(1, H, T);
@@ -168,16 +171,17 @@ void steps_scaling(int clock_khz) {
     gpu::scan::launch_scan(p, true, C, ws, nullptr);
     gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
     g.kernels = 4u;
-    double ms[2];
+    double ms[3];
     int f = 0;
-    for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead}) {
+    for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead, ref::ScanGateForm::lookahead}) {
       g.form = form;
+      g.steps_float = f == 2;
       ms[f++] = median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
     }
     const int steps = ref::scan_segment_chunks(C) * C;
     const int blocks = ((T + steps - 1) / steps) * H;
-    std::printf("| %d | %d | %.4g | %.4g | %.0f | %.0f |\n", H, blocks, ms[0], ms[1], ms[0] * clock_khz / steps,
-                ms[1] * clock_khz / steps);
+    std::printf("| %d | %d | %.4g | %.4g | %.4g | %.0f | %.0f | %.0f |\n", H, blocks, ms[0], ms[1], ms[2], ms[0] * clock_khz / steps,
+                ms[1] * clock_khz / steps, ms[2] * clock_khz / steps);
   }
 }
 
@@ -214,7 +218,9 @@ int fold_check() {
       gpu::scan::launch_folded(gpu::scan::gate_params(p, sh.bf16, C, ws), gpu::scan::state_params(p, sh.bf16, C, ws), p.v, nullptr);
     };
     auto apart = [&] {
-      gpu::scan::launch_gate(gpu::scan::gate_params(p, sh.bf16, C, ws), nullptr);
+      gpu::scan::GateParams g = gpu::scan::gate_params(p, sh.bf16, C, ws);
+      g.steps_float = false;  // the fold is built on the double steps kernel (launch_folded)
+      gpu::scan::launch_gate(g, nullptr);
       gpu::scan::launch_state(gpu::scan::state_params(p, sh.bf16, C, ws), nullptr);
     };
     folded();
@@ -269,12 +275,13 @@ int main(int argc, char** argv) {
       // every steps kernel at this shape (plain and look-ahead, docs/CHUNKED.md 8.16, 8.19).
       for (auto form : {ref::ScanGateForm::per_step, ref::ScanGateForm::lookahead}) {
         gpu::scan::GateParams g = gpu::scan::gate_params(p, true, 32, ws);
-        if (form == g.form) continue;
+        if (form == g.form && !g.steps_float) continue;
         g.form = form;
+        g.steps_float = false;  // the double steps kernels (the build's bf16 launch may run the float one, 8.23)
         gpu::scan::launch_gate(g, nullptr);
       }
       VLA_CUDA_CHECK(cudaDeviceSynchronize());
-      std::printf("profile: one launch_scan, chunked-scan-bf16 C=32 B=1 H=16 T=16384 D=64, and its gate stage in the other per-step form\n");
+      std::printf("profile: one launch_scan, chunked-scan-bf16 C=32 B=1 H=16 T=16384 D=64, and its gate stage with the other steps kernels\n");
       return 0;
     }
     std::printf("\nchunked kernel resources (threads, registers, dynamic smem, local bytes, blocks/SM):\n");

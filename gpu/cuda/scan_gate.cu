@@ -977,6 +977,185 @@ __device__ __forceinline__ void steps_lookahead(double (&a)[Pl::RP][Pl::CP], con
   if (len > 0) update(Zs + ((len - 1) & 1) * LDU + pc0, gp);  // the last step's update: A leaves whole
 }
 
+// scan_steps in float, one warp a segment (chunked-scan-bf16 where u = k^:
+// ref::kernel_scan_steps_float, ref::scan_lookahead_gates<float>, docs/CHUNKED.md
+// 8.23). Block (segment, head bh) of 32 threads. Why: the double kernel above needs
+// two warps for a segment's A (D^2 doubles), hence a block barrier a step, and with
+// four segments an SM its step took ~1,800 cycles where a lone one's instruction
+// stream is ~1,070 (8.19); in float a lane holds RP = D/8 rows x CP = D/4 columns
+// of A (128 registers at D = 64), so a step's exchanges are shuffles and one
+// __syncwarp, and the fmas issue at the FP32 pipe's rate. Lane l: row group
+// rg = l / 4 (rows RP rg ..), cg = l % 4 (columns CP cg ..). The look-ahead as
+// steps_lookahead: per step s the sweep applies step s - 1's update A_rc -= g_r z_c
+// and forms y' = A_{s-1} u_{s+1} (one fma chain a row, ascending columns, then the
+// butterfly over the 4 lanes of a row group); c = z_{s-1} . u_s and e = y . u_s
+// (each lane its RP rows by fma, then the butterfly over the 8 row groups) give
+// u . z = sm_lookahead_dot(e, c, c, 1 / delta_{s-1}), z_r = sm_lookahead_entry(y_r,
+// g_{s-1,r}, c), delta = sm_delta(u . z), 1 / delta (__frcp_rn: the correctly
+// rounded reciprocal, the twin's 1.0f / delta), g = z (1 / delta), w = sm_gate_entry
+// (z, g, u . z). The first row group's lanes publish z_s (the next sweep's columns)
+// and w_s to shared memory. A chunk's first step has nothing pending, its last
+// applies its own update after the loop (A leaves the chunk whole, as the twin's).
+// u (k^, float) arrives a chunk ahead by cp.async into the other of two padded
+// buffers. Every 32 steps lane t forms ||w_t|| (its entries in order; the 2^-64
+// rescaling where the sum of squares overflows, as ref::col_norm) and the warp
+// writes a^ = w / ||w|| (the twin's division) row by row, coalesced.
+template <int D>
+struct WarpStepPlan {
+  static constexpr int RP = D / 8, CP = D / 4, CH = 32;
+  // u rows padded by 4 floats after every CP columns: the four column blocks' 16-byte loads in distinct banks.
+  static constexpr int PAD = 4, LDU = D + 4 * PAD, LDW = D + 1;
+  // Shared floats: u of two chunks, z (two parities), w of the chunk's steps, their norms.
+  static constexpr int oU = 0, oZ = oU + 2 * CH * LDU, oW = oZ + 2 * LDU, oN = oW + CH * LDW, floats = oN + CH;
+  static constexpr int bytes = floats * 4;
+  static_assert(D % 16 == 0 && CP % 4 == 0 && (LDU * 4) % 16 == 0, "16-byte pieces of u rows");
+  __host__ __device__ static constexpr int col(int c) { return c + (c / CP) * PAD; }
+};
+
+template <int D>
+__global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
+  using Pl = WarpStepPlan<D>;
+  constexpr int RP = Pl::RP, CP = Pl::CP, CH = Pl::CH, LDU = Pl::LDU, LDW = Pl::LDW;
+  extern __shared__ __align__(16) float wsm[];
+  float* Ub = wsm + Pl::oU;
+  float* Zs = wsm + Pl::oZ;
+  float* Ws = wsm + Pl::oW;
+  float* Ns = wsm + Pl::oN;
+  const Scratch sc = scratch_of(g);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
+  const int lane = threadIdx.x, rg = lane / 4, cg = lane % 4, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
+  const int steps = ref::scan_segment_chunks(g.C) * g.C;
+  const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
+  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
+  // The chunk at t0's rows of u = k^ into dst by cp.async, 16-byte pieces, zeros past t_end.
+  auto fetch = [&](int t0, float* dst) {
+#pragma unroll
+    for (int e = 4 * lane; e < CH * D; e += 4 * 32) {
+      const int t = e / D, d = e % D, ok = t0 + t < t_end;
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst + t * LDU + Pl::col(d)))),
+                   "l"(g.out.khat + row_of(ok ? t0 + t : t0) + d), "r"(ok ? 16 : 0)
+                   : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  if (t_begin < t_end) fetch(t_begin, Ub);
+  float a[RP][CP];
+  {
+    const double* A0 = sc.ainv + (std::size_t(bh) * NS + seg) * D * D;  // M_c0^{-1} in double, rounded once (the twin's cast)
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr)
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) a[rr][cc] = static_cast<float>(A0[(r0 + rr) * D + c0 + cc]);
+  }
+  const double floor = g.delta_floor;
+  // Sum over the 4 lanes of a row group (xor 1, 2) or over the 8 row groups (xor 4, 8, 16).
+  auto over_columns = [](float x) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+  };
+  auto over_rows = [](float x) {
+    x += __shfl_xor_sync(0xffffffffu, x, 4);
+    x += __shfl_xor_sync(0xffffffffu, x, 8);
+    return x + __shfl_xor_sync(0xffffffffu, x, 16);
+  };
+  // The row group's share x . u of one vector x (its rows) with the u row at ur.
+  auto row_dot = [&](const float* ur, const float (&x)[RP]) {
+    float p = 0.0f;
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) p = core::vfma(ur[Pl::col(r0 + rr)], x[rr], p);
+    return over_rows(p);
+  };
+  int buf = 0;
+#pragma unroll 1
+  for (int t0 = t_begin; t0 < t_end; t0 += CH, buf ^= 1) {
+    const int len = min(CH, t_end - t0);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncwarp();  // the chunk's u landed for every lane; every lane is done with the last chunk's w and norms
+    const float* Us = Ub + buf * CH * LDU;
+    if (t0 + CH < t_end) fetch(t0 + CH, Ub + (buf ^ 1) * CH * LDU);
+    // Prologue: y = A u_0 (nothing pending), e = u_0 . y, c = 0 (z_{-1} = 0, g = 0).
+    float y[RP], gp[RP], zc[CP];
+#pragma unroll
+    for (int rr = 0; rr < RP; ++rr) {
+      y[rr] = gp[rr] = 0.0f;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) y[rr] = core::vfma(a[rr][cc], Us[pc0 + cc], y[rr]);
+      y[rr] = over_columns(y[rr]);
+    }
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc) zc[cc] = 0.0f;
+    float e = row_dot(Us, y), c = 0.0f, rdp = 0.0f;
+#pragma unroll 1
+    for (int s = 0; s < len; ++s) {
+      const int n = s + 1 < len ? s + 1 : s;  // at the chunk's last step the product reads the last row again, unused
+      const float* un = Us + n * LDU;
+      // Step s - 1's update and the next step's product y' = A_{s-1} u_{s+1}.
+      float yn[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) yn[rr] = 0.0f;
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) {
+        const float uj = un[pc0 + cc];
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) {
+          a[rr][cc] = core::sm_row_entry(a[rr][cc], gp[rr], zc[cc]);
+          yn[rr] = core::vfma(a[rr][cc], uj, yn[rr]);
+        }
+      }
+      // Step s's scalars and vectors from what the last step left.
+      const float uz = core::sm_lookahead_dot(e, c, c, rdp);
+      const float rd = __frcp_rn(core::sm_delta(uz, floor));
+      float z[RP], gn[RP];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) {
+        z[rr] = core::sm_lookahead_entry(y[rr], gp[rr], c);
+        gn[rr] = z[rr] * rd;
+        yn[rr] = over_columns(yn[rr]);
+      }
+      // The next step's c = z_s . u_{s+1} and e = y' . u_{s+1}.
+      const float cn = row_dot(un, z), en = row_dot(un, yn);
+      if (cg == 0)
+#pragma unroll
+        for (int rr = 0; rr < RP; ++rr) {
+          Zs[(s & 1) * LDU + Pl::col(r0 + rr)] = z[rr];
+          Ws[s * LDW + r0 + rr] = core::sm_gate_entry(z[rr], gn[rr], uz);
+        }
+      __syncwarp();  // z_s published (the other parity's readers finished before the last step's __syncwarp)
+#pragma unroll
+      for (int cc = 0; cc < CP; ++cc) zc[cc] = Zs[(s & 1) * LDU + pc0 + cc];
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) {
+        gp[rr] = gn[rr];
+        y[rr] = yn[rr];
+      }
+      c = cn, e = en, rdp = rd;
+    }
+    // The last step's update: A leaves the chunk whole (len >= 1 here).
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc)
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], gp[rr], zc[cc]);
+    // a^_t = w_t / ||w_t|| (or w_t): lane t's norm, then the rows, coalesced.
+    if (g.normalize_gate) {
+      float s2 = 0.0f, s2l = 0.0f;
+      if (lane < len)
+#pragma unroll 8
+        for (int j = 0; j < D; ++j) {
+          const float w = Ws[lane * LDW + j], wl = w * 0x1p-64f;
+          s2 = core::vfma(w, w, s2);
+          s2l = core::vfma(wl, wl, s2l);
+        }
+      Ns[lane] = isinf(s2) ? core::vsqrt(s2l) * 0x1p64f : core::vsqrt(s2);
+    }
+    __syncwarp();  // the norms
+#pragma unroll 1
+    for (int t = 0; t < len; ++t) {
+      float* out = g.out.gate + row_of(t0 + t);
+      for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[t * LDW + j] / Ns[t] : Ws[t * LDW + j];
+    }
+  }
+}
+
 template <int D, bool USEP, bool FOLD = false, bool LOOK = false>
 __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D, USEP, FOLD, LOOK>::MINB) steps_kernel(GateParams g) {
   using Pl = StepPlan<D, USEP, FOLD, LOOK>;
@@ -1237,6 +1416,9 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
+      } else if (g.steps_float && look) {
+        if (g.kt_out) throw std::invalid_argument("scan gate: the state prep folds into the double steps kernel only (GateParams::steps_float false)");
+        on_grid(steps_warp_kernel<D>, 32, WarpStepPlan<D>::bytes);
       } else if (g.kt_out) {
         if constexpr (C == 32 && D >= 32) {
           if (look) on_grid(steps_kernel<D, false, true, true>, StepPlan<D, false, true, true>::NTS, StepPlan<D, false, true, true>::bytes);

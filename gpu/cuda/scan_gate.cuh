@@ -74,6 +74,9 @@ struct GateParams {
   // (scan_seg_inverse + scan_steps, 8.16); the launchers take the build's
   // ref::kKernelScanGateForm, the benchmark times both.
   ref::ScanGateForm form = ref::kKernelScanGateForm;
+  // The look-ahead's steps in float, one warp a segment (docs/CHUNKED.md 8.23): gate_params sets it
+  // as ref::kernel_scan_steps_float (chunked-scan-bf16, u = k^); acts only with the look-ahead form.
+  bool steps_float = false;
   // The state stage's prep done by the steps kernel in each chunk's epilogue (8.18; where
   // gate_folds_state_prep): v ([B, T, H, D], bf16 bit patterns under bf16_io, else float)
   // and the state scratch's Kt and Vt ([B H, ceil(T / C) C, D] floats, scan_state.cuh

@@ -62,6 +62,7 @@ GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspac
   if (!p.ratio) g.out.den = nullptr;
   g.scratch = w.gate_scratch;
   g.side = w.side, g.fork = w.fork, g.join = w.join;
+  g.steps_float = ref::kernel_scan_steps_float(bf16_io, p.u != nullptr || p.u_unit_scaled, g.form);
   return g;
 }
 
@@ -102,6 +103,7 @@ void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s) 
     throw std::invalid_argument("scan form: the state prep folds into the steps kernel only in the per-step form, u = k^, C = 32, D >= 32");
   // The steps kernel writes Kt and Vt where the state stage's prep would (8.18).
   g.v = v;
+  g.steps_float = false;  // the fold is built into the double steps kernel (8.18); an experiment, not a launcher's choice
   state_prep_targets(st, &g.kt_out, &g.vt_out);
   st.prep_done = true;
   launch_gate(g, s);

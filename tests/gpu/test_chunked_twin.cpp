@@ -314,6 +314,7 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
   const F forms[3] = {F::woodbury, F::per_step, F::lookahead};
   const char* names[3] = {"Woodbury", "per-step", "look-ahead"};
   int differing[3] = {};  // cases where a form's o differs in some bit from the previous form's: the form argument acts
+  int differing_float = 0;  // cases where the look-ahead in float differs from it in double
   for (const Case& c : cases)
     for (ChunkedKind kind : {ChunkedKind::scan_fp32, ChunkedKind::scan_bf16}) {
       const Stream s = ts::rounded_for(c.s, impl::input_kind(kind));
@@ -332,11 +333,46 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
         o_prev = tw.o;
         EXPECT_TRUE(v.pass) << c.name << " " << impl::to_string(kind) << " " << names[f] << ": " << v.summary();
       }
-      std::printf("%-28s %s: max group ratio Woodbury %.3g, per step %.3g, look-ahead %.3g (model allows 16)\n", c.name.c_str(),
-                  impl::to_string(kind).c_str(), ratio[0], ratio[1], ratio[2]);
+      // chunked-scan-bf16's kernels run the look-ahead's steps in float (ref::kernel_scan_steps_float,
+      // docs/CHUNKED.md 8.23): inside the same model (the given-u case keeps double plain steps).
+      double ratio_float = 0.0;
+      if (bf16) {
+        const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double, ref::ScanStructure, float>(
+                                                 s, c.opt, 32, ref::scan_segment_chunks(32), ref::scan_state_policy(s.dims.Dk), F::lookahead),
+                                             bf16);
+        const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
+        ratio_float = v.max_group_ratio;
+        differing_float += tw.o != o_prev;
+        EXPECT_TRUE(v.pass) << c.name << " " << impl::to_string(kind) << " look-ahead in float: " << v.summary();
+      }
+      std::printf("%-28s %s: max group ratio Woodbury %.3g, per step %.3g, look-ahead %.3g, look-ahead in float %.3g (model allows 16)\n",
+                  c.name.c_str(), impl::to_string(kind).c_str(), ratio[0], ratio[1], ratio[2], ratio_float);
     }
   EXPECT_GT(differing[1], 0) << "the per-step and Woodbury gate forms gave the same bits on every case";
   EXPECT_GT(differing[2], 0) << "the look-ahead and per-step gate forms gave the same bits on every case";
+  EXPECT_GT(differing_float, 0) << "the look-ahead's steps gave the same bits in float as in double on every case";
+}
+
+// chunked-scan-bf16's twin takes the kernels' step scalar (ref::kernel_scan_steps_float):
+// float steps where u = k^, double where u is given; chunked-scan-fp32's twin double steps.
+// Bitwise equal to the reference run with that scalar, and the other scalar is seen.
+TEST(ChunkedTwin, ScanStepScalarFollowsTheKernels) {
+  const Options opt;
+  const int C = 32, L = ref::scan_segment_chunks(C);
+  for (bool given_u : {false, true}) {
+    const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, 32, 71, ts::Family::gaussian, given_u), impl::Kind::bf16);
+    const auto policy = ref::scan_state_policy(s.dims.Dk);
+    const auto form = ref::kernel_scan_gate_form(given_u);
+    const Outputs as_float =
+        gpu::twin_outputs(ref::run_chunked_scan<float, double, ref::ScanStructure, float>(s, opt, C, L, policy, form), true);
+    const Outputs as_double = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, L, policy, form), true);
+    EXPECT_NE(as_float.o, as_double.o) << "given u " << given_u << ": float and double steps gave the same bits";
+    const bool float_steps = ref::kernel_scan_steps_float(true, given_u);
+    EXPECT_EQ(float_steps, !given_u && ref::kKernelScanGateForm == ref::ScanGateForm::lookahead);
+    EXPECT_EQ(gpu::run_scan_twin(s, opt, C, true).o, float_steps ? as_float.o : as_double.o) << "given u " << given_u;
+    EXPECT_EQ(gpu::run_scan_twin(s, opt, C, false).o, gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, L, policy, form), false).o)
+        << "chunked-scan-fp32 keeps double steps (given u " << given_u << ")";
+  }
 }
 
 // The finding behind chunked-bf16's rejection of unnormalised keys, re-measured

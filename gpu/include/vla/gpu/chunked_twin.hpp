@@ -72,12 +72,17 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 // The gates as the kernels' gate stage forms them (ref::kernel_scan_gate_form: the
 // per-step Sherman-Morrison step in double from each segment's M_c^{-1}, 8.16, with the
 // rank-1 look-ahead where u = k^, 8.19).
+// The steps in float for chunked-scan-bf16 where they look ahead (ref::kernel_scan_steps_float,
+// 8.23; bf16_out is that kind's).
 template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
-  const ref::ScanGateForm form = ref::kernel_scan_gate_form(rounded.has_u() || opt.u_unit_scaled);
-  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, ref::scan_segment_chunks(C),
-                                                                      ref::scan_state_policy(rounded.dims.Dk), form),
-                      bf16_out);
+  const bool u_separate = rounded.has_u() || opt.u_unit_scaled;
+  const ref::ScanGateForm form = ref::kernel_scan_gate_form(u_separate);
+  const int L = ref::scan_segment_chunks(C);
+  const ref::ScanStatePolicy policy = ref::scan_state_policy(rounded.dims.Dk);
+  if (ref::kernel_scan_steps_float(bf16_out, u_separate))
+    return twin_outputs(ref::run_chunked_scan<float, double, Structure, float>(rounded, opt, C, L, policy, form), bf16_out);
+  return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, L, policy, form), bf16_out);
 }
 
 }  // namespace vla::gpu

@@ -197,12 +197,18 @@ Mat<GateScalar> scan_lookahead_gates(Mat<GateScalar>& A, const Mat<GateScalar>& 
   return W;
 }
 
-template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure>
+// StepScalar: the precision of the per-step forms' steps (per_step, lookahead). A
+// segment's first A = M_c^{-1} is formed in GateScalar and rounded to StepScalar
+// once, the steps and the gates' normalisation then run in StepScalar (the kernels
+// of chunked-scan-bf16 where u = k^: float, ref::kernel_scan_steps_float); the
+// Woodbury form ignores it.
+template <class Scalar, class GateScalar = Scalar, class Structure = ScanStructure, class StepScalar = GateScalar>
 Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int segment = 1,
                                 ScanStatePolicy state_policy = ScanStatePolicy::chunk_products,
                                 ScanGateForm gate_form = ScanGateForm::woodbury) {
   using M = Mat<Scalar>;
   using MG = Mat<GateScalar>;
+  using MS = Mat<StepScalar>;
   using Vec = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Dims& d = s.dims;
   if (const std::string why = scan_unsupported(opt); !why.empty()) throw std::invalid_argument("run_chunked_scan: " + why);
@@ -213,7 +219,8 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
   for (int b = 0; b < d.B; ++b) {
     for (int h = 0; h < d.H; ++h) {
       MG Mc = MG::Identity(d.Dk, d.Dk) * GateScalar(opt.lambda0), M_prev = Mc;
-      MG Ac, A_prev;  // the carried A_c inside a segment, and A_{c-1}
+      MG Ac, A_prev;  // the carried A_c inside a segment, and A_{c-1} (Woodbury)
+      MS As, As_prev;  // likewise for the per-step forms, in StepScalar
       M S = M::Zero(d.Dv, d.Dk), S_prev = S, S_prev2 = S;  // S_c, S_c-1, S_c-2
       M R_prev, Ah_prev;                                   // chunk c - 1's residuals and gates (the look-ahead policy)
       Vec n_c = Vec::Zero(d.Dk), n_prev = n_c;
@@ -228,15 +235,22 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         const MG& U = u_is_k ? K : U_given;
         const bool carry = segment > 1 && (c + 1) % segment != 0 && t0 + len < d.T;  // a later chunk of this segment follows
         WoodburyGate<GateScalar> g;
+        M Ah;  // the chunk's gates a^, rounded to Scalar
         if (gate_form != ScanGateForm::woodbury) {
-          // A entering the chunk: from the factor at a segment's first chunk, else the A the last
-          // chunk's steps left (a mutant's hook may hand back the one that entered it instead).
-          MG A_in = c % segment == 0 ? MG(scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev)).solve(MG::Identity(d.Dk, d.Dk)))
-                                     : MG(Structure::gate_prefix(Ac, A_prev));
-          A_prev = A_in;
-          g.W = gate_form == ScanGateForm::lookahead ? scan_lookahead_gates<GateScalar>(A_in, U, K, opt.delta_floor)
-                                                     : scan_step_gates<GateScalar>(A_in, U, K, opt.delta_floor);
-          Ac = std::move(A_in);
+          // A entering the chunk: from the factor at a segment's first chunk (rounded to StepScalar
+          // once), else the A the last chunk's steps left (a mutant's hook may hand back the one that
+          // entered it instead).
+          MS A_in = c % segment == 0
+                        ? MS(scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev)).solve(MG::Identity(d.Dk, d.Dk)).template cast<StepScalar>())
+                        : MS(Structure::gate_prefix(As, As_prev));
+          As_prev = A_in;
+          // U and K are cast once; u = k^: one object, so the steps form A k^ once (as above).
+          const MS Ks = K.template cast<StepScalar>(), Us_given = u_is_k ? MS() : MS(U.template cast<StepScalar>());
+          const MS& Us = u_is_k ? Ks : Us_given;
+          const MS W = gate_form == ScanGateForm::lookahead ? scan_lookahead_gates<StepScalar>(A_in, Us, Ks, opt.delta_floor)
+                                                            : scan_step_gates<StepScalar>(A_in, Us, Ks, opt.delta_floor);
+          Ah = normalised_gates(W, opt).template cast<Scalar>();
+          As = std::move(A_in);
         } else if (c % segment == 0) {
           const Eigen::LLT<MG> chol = scan_factor<GateScalar>(Structure::gate_prefix(Mc, M_prev));
           g = scan_woodbury<GateScalar, Structure>(chol, U, K, opt);
@@ -249,7 +263,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
           A_prev = Ac;
           Ac -= woodbury_downdate<GateScalar, ExactOperands>(g);  // A_{c+1}
         }
-        const M Ah = normalised_gates(g.W, opt).template cast<Scalar>();
+        if (gate_form == ScanGateForm::woodbury) Ah = normalised_gates(g.W, opt).template cast<Scalar>();
         M_prev = Mc;
         Mc += U * U.transpose();  // M_{c+1} = M_c + Gamma_c
         // Stage 2: every residual of the chunk from S_c, then the chunk's steps. The chunk's two

@@ -45,4 +45,21 @@ constexpr ScanGateForm kernel_scan_gate_form(bool u_separate, ScanGateForm build
   return build == ScanGateForm::lookahead && u_separate ? ScanGateForm::per_step : build;
 }
 
+// The scalar of the kernels' steps (the per-step forms): float for chunked-scan-bf16
+// where the steps look ahead (u = k^), double otherwise (docs/CHUNKED.md 8.23). The
+// bf16 kind's arithmetic is bf16 storage with float accumulation, as the fused bf16
+// kernel's, whose A is float through every step; here A is float for at most a
+// segment (512 steps) from a double M_c^{-1}. Float lets one warp hold a segment's A
+// (D^2 / 32 registers a lane), so a step needs no block barrier. The twin
+// (gpu::run_scan_twin) and the launchers (scan_gate.cu) both take this choice; a
+// build with -DVLA_SCAN_STEPS_DOUBLE keeps double steps for every kind.
+constexpr bool kernel_scan_steps_float(bool bf16_kind, bool u_separate, ScanGateForm build = kKernelScanGateForm) {
+#if defined(VLA_SCAN_STEPS_DOUBLE)
+  (void)bf16_kind, (void)u_separate, (void)build;
+  return false;
+#else
+  return bf16_kind && kernel_scan_gate_form(u_separate, build) == ScanGateForm::lookahead;
+#endif
+}
+
 }  // namespace vla::ref
