@@ -45,6 +45,7 @@
 #include "vla/gate/candidate.hpp"
 #include "vla/gate/judge.hpp"
 #include "vla/gpu/chunked.hpp"
+#include "vla/gpu/chunked_twin.hpp"
 #include "vla/gpu/error_baselines.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
@@ -594,6 +595,41 @@ TEST(ChunkedTwinFindings, ReplayTheShrunkFailures) {
     }
     EXPECT_TRUE(vf.pass) << f.file;
   }
+}
+
+// The scan twin with the recurrence's own residual in the in-chunk replay, r_t = v_t - S_{t-1} k^_t
+// from the replayed float S_{t-1} (each entry an fma chain over the columns in order), instead of the
+// UT form's R (ScanStructure::replay_residual).
+struct StepResidualReplay : ref::ScanStructure {
+  template <class M>
+  static Eigen::Matrix<typename M::Scalar, Eigen::Dynamic, 1> replay_residual(const M& /*R*/, int t, const M& V, const M& S, const M& K) {
+    Eigen::Matrix<typename M::Scalar, Eigen::Dynamic, 1> r(S.rows());
+    for (int i = 0; i < int(S.rows()); ++i) {
+      typename M::Scalar acc(0);
+      for (int j = 0; j < int(S.cols()); ++j) acc = core::vfma(S(i, j), K(j, t), acc);
+      r(i) = V(i, t) - acc;
+    }
+    return r;
+  }
+};
+
+// Where chunked_scan_fp32_scale_extremes fails (docs/FINDINGS.md item 9, corrected 2026-12-05): not the
+// chunk's float UT transform (the same transform in double still fails) but the replay of the chunk's
+// steps with the UT residuals. The recurrence's residual projects each step's rounding out at the next
+// steps (S_t = S_{t-1} (I - k^ a^T) + v a^T); R, formed once from the state entering the chunk, leaves
+// the replay's roundings of the earlier, larger states in the later, smaller ones. With the replay's
+// own residual the twin passes; the shipped replay fails (ReplayTheShrunkFailures); the fused twin passes.
+TEST(ChunkedTwinFindings, ScaleExtremesFailureIsTheReplaysResiduals) {
+  const Counterexample cx = load_counterexample(counterexample_dir() / "chunked_scan_fp32_scale_extremes.safetensors");
+  const Twin chunked = chunked_twin(impl::ChunkedKind::scan_fp32);
+  const gate::Expected e = gate::expect(cx.c.stream, cx.opt, chunked.policy);
+  ASSERT_TRUE(e.valid) << e.reason;
+  const accuracy::Verdict shipped = gate::judge(chunked.run(e.input, cx.opt), e).verdict;
+  const accuracy::Verdict step = gate::judge(gpu::run_scan_twin<StepResidualReplay>(e.input, cx.opt, kChunk, false), e).verdict;
+  std::cout << "shipped replay: " << shipped.summary().substr(0, 200) << "\nthe recurrence's residual: " << step.summary().substr(0, 200)
+            << "\n";
+  EXPECT_FALSE(shipped.pass);
+  EXPECT_TRUE(step.pass) << step.summary();
 }
 
 }  // namespace

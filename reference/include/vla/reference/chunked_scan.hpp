@@ -94,6 +94,17 @@ struct ScanStructure : ChunkStructure {
   static const X& normaliser_prefix(const X& n_c, const X& /*n_prev*/) {
     return n_c;
   }
+  // The residual the in-chunk replay applies at step t: column t of the chunk's R, the UT
+  // form's residuals from the state entering the chunk, as the kernels' readout does. The
+  // recurrence's own residual v_t - S_{t-1} k^_t from the replayed S_{t-1} would project the
+  // replay's earlier roundings out; R does not, which is what fails on
+  // chunked_scan_fp32_scale_extremes (docs/FINDINGS.md item 9; StepResidualReplay in
+  // properties/tests/test_twins.cpp checks that the recurrence's residual passes there).
+  template <class M>
+  static Eigen::Matrix<typename M::Scalar, Eigen::Dynamic, 1> replay_residual(const M& R, int t, const M& /*V*/, const M& /*S*/,
+                                                                                const M& /*K*/) {
+    return R.col(t);
+  }
 };
 
 // Stage 1 for one chunk from a Cholesky factor of its M_c alone, for the chunk's
@@ -300,8 +311,9 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         Ah_prev = Ah;
         Vec n = Structure::normaliser_prefix(n_c, n_prev);
         for (int t = 0; t < len; ++t) {
+          const Vec r_t = Structure::replay_residual(R, t, in.V, S, in.K);
           for (int i = 0; i < d.Dv; ++i)
-            for (int j = 0; j < d.Dk; ++j) S(i, j) = core::state_entry(S(i, j), R(i, t), Ah(j, t));  // the recurrence's fma
+            for (int j = 0; j < d.Dk; ++j) S(i, j) = core::state_entry(S(i, j), r_t(i), Ah(j, t));  // the recurrence's fma
           n += in.PhiK.col(t);
           Scalar n2 = Scalar(0);
           for (int i = 0; i < d.Dv; ++i) n2 += Scalar(S.row(i).squaredNorm());
