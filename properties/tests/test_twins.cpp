@@ -632,6 +632,35 @@ TEST(ChunkedTwinFindings, ScaleExtremesFailureIsTheReplaysResiduals) {
   EXPECT_TRUE(step.pass) << step.summary();
 }
 
+// The corrected statement of docs/FINDINGS.md item 9 (chunked_scan_fp32_huge_u), measured: the scan form
+// takes A = M^{-1} from a factorisation of M = lambda0 I + sum u u^T in double, whose relative error grows
+// as kappa 2^-53 with kappa = 1 + sum |u|^2 / lambda0 (here T = 1: cond(M) = kappa). The counterexample's
+// stream with u rescaled to |u| = 10^e: the twin must pass where kappa 2^-53 <= 2^-24 (float's rounding:
+// kappa <= 2^29, e <= 4) and fail where it is 2^-10 or more (thousands of float ulps: e >= 7). In between
+// it is measured and printed (2026-12-05: passes at e = 5, kappa = 1e10; fails from e = 6, kappa = 1e12).
+// The fused twin passes at every e.
+TEST(ChunkedTwinFindings, ScanFormsAIsFloatAccurateOnlyWhileCondMTimesDoublesRoundingIsBelowFloats) {
+  const Counterexample cx = load_counterexample(counterexample_dir() / "chunked_scan_fp32_huge_u.safetensors");
+  const Twin chunked = chunked_twin(impl::ChunkedKind::scan_fp32), fused = fused_twin(impl::Kind::fp32);
+  double n2 = 0;
+  for (double x : cx.c.stream.u) n2 += x * x;
+  ASSERT_EQ(cx.c.stream.dims.T, 1);
+  for (int e = 0; e <= 13; ++e) {
+    Stream s = cx.c.stream;
+    for (double& x : s.u) x *= std::pow(10.0, e) / std::sqrt(n2);
+    const double kappa = 1 + std::pow(10.0, 2 * e) / cx.opt.lambda0;
+    const gate::Expected ec = gate::expect(s, cx.opt, chunked.policy), ef = gate::expect(s, cx.opt, fused.policy);
+    ASSERT_TRUE(ec.valid && ef.valid) << "e = " << e;
+    const accuracy::Verdict vc = gate::judge(chunked.run(ec.input, cx.opt), ec).verdict;
+    const accuracy::Verdict vf = gate::judge(fused.run(ef.input, cx.opt), ef).verdict;
+    std::printf("|u| = 1e%d, kappa 2^-53 = %.2g: scan twin %s (max group ratio %.3g), fused twin %s\n", e, kappa * 0x1p-53,
+                vc.pass ? "pass" : "FAIL", vc.max_group_ratio, vf.pass ? "pass" : "FAIL");
+    if (kappa * 0x1p-53 <= 0x1p-24) EXPECT_TRUE(vc.pass) << "e = " << e << ": " << vc.summary();
+    if (kappa * 0x1p-53 >= 0x1p-10) EXPECT_FALSE(vc.pass) << "e = " << e << ": the scan form now keeps A at this conditioning";
+    EXPECT_TRUE(vf.pass) << "e = " << e << ": " << vf.summary();
+  }
+}
+
 }  // namespace
 
 // Found by TwinsAgree.OnTheFamily/scale_extremes (about one run in sixteen; shrunk,
@@ -766,3 +795,4 @@ TEST(TwinsAgree, UnnormalisableKeyAfterACancellingRowIsExplained) {
   const accuracy::Verdict w = gate::judge(impl::run(f.input, opt, impl::Kind::bf16_state, impl::Device::cpu), f).verdict;
   EXPECT_TRUE(w.checked > 0 || !may_judge_nothing(f.input, opt, policy.precision().u_state, f.ref)) << w.summary();
 }
+
