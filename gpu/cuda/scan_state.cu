@@ -95,7 +95,7 @@ constexpr int kThreads = 128;  // threads of a prep block
 // Scratch layout: Kt and Vt (then R over Vt) as [B*H, N*C, D] floats, then the
 // states entering the chunks as [B*H, N, D, D] floats.
 struct ScratchLayout {
-  std::size_t kt = 0, vt = 0, sc = 0, bytes = 0;
+  std::size_t kt = 0, vt = 0, sc = 0, x = 0, bytes = 0;  // x: the look-ahead pass's X_c (C x C floats a chunk), where it runs
 };
 
 std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
@@ -108,7 +108,9 @@ ScratchLayout scratch_layout(int B, int T, int H, int D, int C) {
   l.kt = 0;
   l.vt = tile;
   l.sc = 2 * tile;
-  l.bytes = l.sc + align256(bh * n_chunks * D * D * sizeof(float));
+  l.x = l.sc + align256(bh * n_chunks * D * D * sizeof(float));
+  const bool look = ref::scan_state_policy(D, C) == ref::ScanStatePolicy::lookahead;
+  l.bytes = l.x + (look ? align256(bh * n_chunks * C * C * sizeof(float)) : 0);
   return l;
 }
 
@@ -699,6 +701,7 @@ __global__ void __launch_bounds__(128, 1)
 }
 
 #include "scan_pass_dmma.cuh"  // v6: the pass on FP64 tensor cores (uses ChunkRing, row_index)
+#include "scan_pass_look.cuh"  // v7: v6 with the residuals one chunk ahead (ScanStatePolicy::lookahead)
 
 // ---------------------------------------------------------------- kernel 3
 
@@ -925,6 +928,15 @@ struct LaneDotPass {  // v5: r's dot products whole in a lane
   static auto kernel() { return state_pass_lanedot_kernel<D, C, R>; }
 };
 
+template <int D, int C>
+struct LookPass {  // v7: R one chunk ahead, both products of a chunk side by side; X_c from state_x_kernel first
+  using Sh = LookPassShape<D, C>;
+  static constexpr int NT = Sh::NT, rows = Sh::G, min_stages = Sh::min_stages;
+  static constexpr bool folded = false, lookahead = true;
+  static std::size_t smem_bytes(int stages) { return Sh::smem_bytes(stages); }
+  static auto kernel() { return state_pass_look_kernel<D, C>; }
+};
+
 template <int D, int C, int MT, int NW, int FR = 0>
 struct DmmaPass {  // v6: r and the chunk's update as DMMA products; FR: the readout folded in
   using Sh = DmmaPassShape<D, C, MT, NW, FR>;
@@ -983,6 +995,14 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   auto pass = [&](int c0, int c1, cudaStream_t st) {
+    if constexpr (requires { Pass::lookahead; }) {
+      // X_c = Ah_c^T Kt_c+1 for the look-ahead (from the prep's Kt); the pass starts from S = 0.
+      if (c0 != 0) throw std::invalid_argument("scan state: the look-ahead pass runs from the first chunk (one segment)");
+      if (n_chunks > 1) {
+        state_x_kernel<D, C><<<static_cast<unsigned>(bh * (n_chunks - 1)), 256, 0, st>>>(p, n_chunks, kt, sc + x_after_sc(p.B * p.H, n_chunks, D));
+        VLA_CUDA_CHECK(cudaGetLastError());
+      }
+    }
     Pass::kernel()<<<static_cast<unsigned>(bh * (D / Pass::rows)), Pass::NT, pass_smem, st>>>(p, n_chunks, c0, c1, stages, kt, vt, sc);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
@@ -1048,6 +1068,16 @@ template <int D, int C, bool BF16>
 void launch_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   constexpr int E0 = D >= 32 ? D / 32 : 1;
   const int r = cfg.rows, e = cfg.elems, g = cfg.group;
+  if (cfg.lookahead) {
+    if constexpr (D >= 32 && D % C == 0 && D <= 64) {
+      if (ref::scan_state_policy(D, C) != ref::ScanStatePolicy::lookahead)
+        throw std::invalid_argument("scan state: the look-ahead pass needs the look-ahead scratch (ref::scan_state_policy)");
+      if (segments_for(cfg, (p.T + C - 1) / C) > 1) throw std::invalid_argument("scan state: the look-ahead pass runs as one segment");
+      return launch_typed<D, C, BF16, LookPass<D, C>>(p, s, cfg, parts);
+    }
+    throw std::invalid_argument("scan state: the look-ahead pass is built for D = 32, 64 with C <= D only (D=" + std::to_string(D) +
+                                " C=" + std::to_string(C) + ")");
+  }
   if (cfg.dmma != 0) {
     if (cfg.probe != 0) throw std::invalid_argument("scan state: timing probes built for the v4 pass only");
     if constexpr (D >= 32) {
@@ -1168,7 +1198,14 @@ StateConfig state_config(int B, int H, int D, int C) {
   // (ref::run_chunked_scan<float, double>: the chunk's state products in double,
   // rounded once): ref::scan_state_policy makes the choice for both. D = 16: v4
   // (per-step float updates; the twin's per_step policy).
-  if (ref::scan_state_policy(D) == ref::ScanStatePolicy::chunk_products) {
+  if (ref::scan_state_policy(D, C) == ref::ScanStatePolicy::lookahead) {
+    // v7 (scan_pass_look.cuh, docs/CHUNKED.md 8.24): R one chunk ahead, one barrier a chunk.
+    StateConfig cfg = state_config_pass(B, H, D, C, false);
+    cfg.lookahead = true;
+    cfg.stages = 3;
+    return cfg;
+  }
+  if (ref::scan_state_policy(D, C) != ref::ScanStatePolicy::per_step) {
     const bool few_heads = static_cast<long long>(B) * H < 64;
     StateConfig cfg = state_config_pass(B, H, D, C, false);
     cfg.dmma = few_heads ? 1 : 2;

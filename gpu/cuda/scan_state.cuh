@@ -48,6 +48,12 @@ struct StateConfig {
   // readout kernel's (outputs agree to rounding). Not launch_state's choice: measured
   // slower (docs/CHUNKED.md 8.17). Its ring: stages >= 3 (chunk c - 1 kept), 4 at C = 32.
   bool fused_readout = false;
+  // The v7 pass (scan_pass_look.cuh, D in {32, 64}, C <= D): R one chunk ahead
+  // (ref::ScanStatePolicy::lookahead), both of a chunk's products side by side, one
+  // barrier a chunk; its X_c from a small kernel after the prep. launch_state's
+  // pass wherever ref::scan_state_policy(D, C) says lookahead (the scratch holds X
+  // only there). One segment; other fields unused.
+  bool lookahead = false;
 };
 // The block shape for this shape with the v5 pass (lanedot; where built, D >= 32)
 // or with the v4 pass, as launch_state would choose it for that pass.

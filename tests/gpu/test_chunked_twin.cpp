@@ -325,7 +325,7 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
       std::vector<double> o_prev;
       for (int f = 0; f < 3; ++f) {
         const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, c.opt, 32, ref::scan_segment_chunks(32),
-                                                                                   ref::scan_state_policy(s.dims.Dk), forms[f]),
+                                                                                   ref::scan_state_policy(s.dims.Dk, 32), forms[f]),
                                              bf16);
         const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
         ratio[f] = v.max_group_ratio;
@@ -338,7 +338,7 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
       double ratio_float = 0.0;
       if (bf16) {
         const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double, ref::ScanStructure, float>(
-                                                 s, c.opt, 32, ref::scan_segment_chunks(32), ref::scan_state_policy(s.dims.Dk), F::lookahead),
+                                                 s, c.opt, 32, ref::scan_segment_chunks(32), ref::scan_state_policy(s.dims.Dk, 32), F::lookahead),
                                              bf16);
         const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
         ratio_float = v.max_group_ratio;
@@ -361,7 +361,7 @@ TEST(ChunkedTwin, ScanStepScalarFollowsTheKernels) {
   const int C = 32, L = ref::scan_segment_chunks(C);
   for (bool given_u : {false, true}) {
     const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, 32, 71, ts::Family::gaussian, given_u), impl::Kind::bf16);
-    const auto policy = ref::scan_state_policy(s.dims.Dk);
+    const auto policy = ref::scan_state_policy(s.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(given_u);
     const Outputs as_float =
         gpu::twin_outputs(ref::run_chunked_scan<float, double, ref::ScanStructure, float>(s, opt, C, L, policy, form), true);
@@ -439,18 +439,21 @@ TEST(ChunkedTwin, UnnormalisedKeysTf32Operands) {
 }
 
 // The scan kinds' twin forms the state as the kernels' pass does (docs/CHUNKED.md
-// 8.13): each chunk's products summed in double and rounded once at D >= 32 (the
-// v6 pass on FP64 tensor cores), the per-step float fmas at D = 16 (v4). Bitwise
-// equal to the reference under that policy, and the other policy is seen (the
-// final state differs in some bit), so a twin that ignored the policy would fail.
+// 8.13, 8.24): each chunk's products summed in double and rounded once at D >= 32,
+// with R one chunk ahead where the v7 pass runs (D = 32, 64 at C = 32), the per-step
+// float fmas at D = 16 (v4). Bitwise equal to the reference under that policy, and
+// another policy is seen (the final state differs in some bit), so a twin that
+// ignored the policy would fail.
 TEST(ChunkedTwin, ScanStatePolicyFollowsTheKernelsPass) {
-  for (int D : {16, 32}) {
+  for (int D : {16, 32, 64}) {
     const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, D, 31 + D), impl::Kind::fp32);
     const Options opt;
     const int C = 32;
     const Outputs twin = gpu::run_scan_twin(s, opt, C, false);
-    const auto policy = D >= 32 ? ref::ScanStatePolicy::chunk_products : ref::ScanStatePolicy::per_step;
-    const auto other = D >= 32 ? ref::ScanStatePolicy::per_step : ref::ScanStatePolicy::chunk_products;
+    const auto policy = ref::scan_state_policy(D, C);
+    const auto other = policy == ref::ScanStatePolicy::chunk_products ? ref::ScanStatePolicy::per_step : ref::ScanStatePolicy::chunk_products;
+    if (D < 32) EXPECT_EQ(policy, ref::ScanStatePolicy::per_step);
+    else EXPECT_NE(policy, ref::ScanStatePolicy::per_step) << "D=" << D;
     const auto form = ref::kernel_scan_gate_form(false);
     const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), policy, form), false);
     const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C), other, form), false);

@@ -66,9 +66,10 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 // in the kernels' segments (ref::scan_segment_chunks(C) chunks per factorisation of
 // M_c, A_c carried in between: 8.10), with structure policy Structure
 // (ref::ScanStructure in production; the gate's scan mutants replace one of its hooks).
-// The state's chunk products as the kernels' pass forms them (8.13,
+// The state's chunk products as the kernels' pass forms them (8.13, 8.24,
 // ref::scan_state_policy, the launcher's choice too): summed in double and rounded
-// once at D >= 32 (the v6 pass on FP64 tensor cores), per-step float fmas at D = 16 (v4).
+// once at D >= 32, with R one chunk ahead where the v7 pass runs (D in {32, 64}, C <= D;
+// v6 elsewhere), per-step float fmas at D = 16 (v4).
 // The gates as the kernels' gate stage forms them (ref::kernel_scan_gate_form: the
 // per-step Sherman-Morrison step in double from each segment's M_c^{-1}, 8.16, with the
 // rank-1 look-ahead where u = k^, 8.19).
@@ -79,7 +80,7 @@ Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf1
   const bool u_separate = rounded.has_u() || opt.u_unit_scaled;
   const ref::ScanGateForm form = ref::kernel_scan_gate_form(u_separate);
   const int L = ref::scan_segment_chunks(C);
-  const ref::ScanStatePolicy policy = ref::scan_state_policy(rounded.dims.Dk);
+  const ref::ScanStatePolicy policy = ref::scan_state_policy(rounded.dims.Dk, C);
   if (ref::kernel_scan_steps_float(bf16_out, u_separate))
     return twin_outputs(ref::run_chunked_scan<float, double, Structure, float>(rounded, opt, C, L, policy, form), bf16_out);
   return twin_outputs(ref::run_chunked_scan<float, double, Structure>(rounded, opt, C, L, policy, form), bf16_out);

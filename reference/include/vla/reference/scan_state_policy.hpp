@@ -9,13 +9,22 @@ namespace vla::ref {
 enum class ScanStatePolicy {
   chunk_products,  // R = fl(Vt - S_c Kt) and S_c+1 = fl(S_c + R Ah^T), each summed in GateScalar
   per_step,        // R = Vt - S_c Kt in Scalar, S_c+1 from the chunk's per-step fmas in Scalar
-  // As chunk_products, with R one chunk ahead (docs/CHUNKED.md 8.21): R_c = fl(Vt_c - S_c-1 Kt_c - R_c-1 X_c-1),
-  // X_c-1 = fl(Ah_c-1^T Kt_c), so that a chunk's three products need only R_c-1 and S_c-1. No kernel yet.
+  // As chunk_products, with R one chunk ahead (docs/CHUNKED.md 8.21, 8.24): R_c = fl(Vt_c - S_c-1 Kt_c - R_c-1 X_c-1),
+  // X_c-1 = fl(Ah_c-1^T Kt_c), so that a chunk's three products need only R_c-1 and S_c-1 (the v7 pass).
   lookahead,
 };
 
-// The kernels' pass: v6 on FP64 tensor cores (chunk products) where it is built, D >= 32;
-// v4 (per-step float fmas) at D = 16.
-constexpr ScanStatePolicy scan_state_policy(int D) { return D >= 32 ? ScanStatePolicy::chunk_products : ScanStatePolicy::per_step; }
+// The kernels' pass: v7 (look-ahead, FP64 tensor cores) where it is built, D in {32, 64} with
+// C <= D; v6 (chunk products on FP64 tensor cores) at the other D >= 32; v4 (per-step float fmas)
+// at D = 16. A build with -DVLA_SCAN_PASS_V6 keeps v6 wherever v7 would run.
+constexpr ScanStatePolicy scan_state_policy(int D, int C) {
+#if defined(VLA_SCAN_PASS_V6)
+  (void)C;
+  return D >= 32 ? ScanStatePolicy::chunk_products : ScanStatePolicy::per_step;
+#else
+  if (D < 32) return ScanStatePolicy::per_step;
+  return D <= 64 && D % C == 0 ? ScanStatePolicy::lookahead : ScanStatePolicy::chunk_products;
+#endif
+}
 
 }  // namespace vla::ref
