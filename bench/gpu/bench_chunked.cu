@@ -136,11 +136,13 @@ void gate_breakdown() {
         gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
         gpu::scan::launch_scan(p, true, C, ws, nullptr);
         gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
-        auto part = [&](unsigned kernels, int stop, ref::ScanGateForm form, bool steps_float = false) {
+        const cudaStream_t side = g.side;
+        auto part = [&](unsigned kernels, int stop, ref::ScanGateForm form, bool steps_float = false, bool serial = false) {
           g.kernels = kernels;
           g.stop_after = stop;
           g.form = form;
           g.steps_float = steps_float;
+          g.side = serial ? nullptr : side;  // serial: scan_den and scan_final_A after the steps, not beside them
           return median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
         };
         const auto ps = ref::ScanGateForm::per_step, la = ref::ScanGateForm::lookahead, wb = ref::ScanGateForm::woodbury;
@@ -149,7 +151,7 @@ void gate_breakdown() {
                     part(8, 0, ps), part(16, 0, ps), part(0x3f, 0, ps), part(0x3f, 0, la), part(0x3f, 0, la, true), part(0x1f, 0, wb),
                     part(4, 0, wb));
         for (int stop = 1; stop <= 7; ++stop) std::printf(" %.4g", part(4, stop, wb));
-        std::printf(" |\n");
+        std::printf(" | serial side kernels: look-ahead %.4g, in float %.4g |\n", part(0x3f, 0, la, false, true), part(0x3f, 0, la, true, true));
       }
     }
 }

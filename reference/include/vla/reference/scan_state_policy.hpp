@@ -14,16 +14,17 @@ enum class ScanStatePolicy {
   lookahead,
 };
 
-// The kernels' pass: v7 (look-ahead, FP64 tensor cores) where it is built, D in {32, 64} with
-// C <= D; v6 (chunk products on FP64 tensor cores) at the other D >= 32; v4 (per-step float fmas)
-// at D = 16. A build with -DVLA_SCAN_PASS_V6 keeps v6 wherever v7 would run.
+// The kernels' pass: v6 (chunk products on FP64 tensor cores) at D >= 32, v4 (per-step float
+// fmas) at D = 16. A build with -DVLA_SCAN_PASS_V7 takes v7 (look-ahead) where it is built, D in
+// {32, 64} with C <= D: correct on the device, measured slower than v6 with a ring of 3
+// (reports/gpu/2026-12-05-h100-steps-float-pass-v7.md, docs/CHUNKED.md 8.24).
 constexpr ScanStatePolicy scan_state_policy(int D, int C) {
-#if defined(VLA_SCAN_PASS_V6)
-  (void)C;
-  return D >= 32 ? ScanStatePolicy::chunk_products : ScanStatePolicy::per_step;
-#else
   if (D < 32) return ScanStatePolicy::per_step;
+#if defined(VLA_SCAN_PASS_V7)
   return D <= 64 && D % C == 0 ? ScanStatePolicy::lookahead : ScanStatePolicy::chunk_products;
+#else
+  (void)C;
+  return ScanStatePolicy::chunk_products;
 #endif
 }
 
