@@ -43,6 +43,7 @@
 #include "prop_support.hpp"
 #include "vla/core/formulas.hpp"
 #include "vla/gate/candidate.hpp"
+#include "vla/gate/fuzz.hpp"
 #include "vla/gate/judge.hpp"
 #include "vla/gpu/chunked.hpp"
 #include "vla/gpu/chunked_twin.hpp"
@@ -658,6 +659,52 @@ TEST(ChunkedTwinFindings, ScanFormsAIsFloatAccurateOnlyWhileCondMTimesDoublesRou
     if (kappa * 0x1p-53 <= 0x1p-24) EXPECT_TRUE(vc.pass) << "e = " << e << ": " << vc.summary();
     if (kappa * 0x1p-53 >= 0x1p-10) EXPECT_FALSE(vc.pass) << "e = " << e << ": the scan form now keeps A at this conditioning";
     EXPECT_TRUE(vf.pass) << "e = " << e << ": " << vf.summary();
+  }
+}
+
+// The scan form with every solve of the UT transform recorded: the largest |entry| of its right-hand
+// sides (K, V) and of its results (Kt = K T^{-1}, Vt = V T^{-1}).
+struct RecordingStateSolve : ref::ScanStructure {
+  static inline double max_rhs = 0, max_out = 0;
+  template <class M>
+  static M state_solve(const M& Rhs, const M& AK) {
+    const M x = ref::ChunkStructure::state_solve(Rhs, AK);
+    max_rhs = std::max(max_rhs, double(Rhs.cwiseAbs().maxCoeff()));
+    max_out = std::max(max_out, double(x.cwiseAbs().maxCoeff()));
+    return x;
+  }
+};
+
+// The third fuzz campaign's NaN class (docs/FINDINGS.md item 9; found by `vla fuzz --seconds 480 --seed
+// 20261209 --impl chunked-scan --dims 32 64 --max-T 96`, kept as fuzz cases in
+// properties/counterexamples/fuzz/). From keys and values of size at most 3.5 the UT transform's
+// Kt = K T^{-1} and Vt = V T^{-1} reach 1e38 and beyond (T = I + strict_upper(Ah^T K) with near-collinear
+// keys), past float's range. The float twin's products with them give NaN, where the recurrence stays
+// finite. The same form in double passes. Measured at C = 64.
+TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
+  for (const char* name : {"chunked_scan_fp32_near_collinear_nan.safetensors", "chunked_scan_fp32_subnormal_nan.safetensors"}) {
+    const gate::StoredCase sc = gate::load_case(counterexample_dir() / "fuzz" / name);
+    const Twin chunked = chunked_twin(impl::ChunkedKind::scan_fp32);
+    const gate::Expected e = gate::expect(sc.stream, sc.opt, chunked.policy);
+    ASSERT_TRUE(e.valid) << name << ": " << e.reason;
+    const int C = 64, L = ref::scan_segment_chunks(C);
+    const auto policy = ref::scan_state_policy(e.input.dims.Dk, C);
+    const auto form = ref::kernel_scan_gate_form(e.input.has_u() || sc.opt.u_unit_scaled);
+    RecordingStateSolve::max_rhs = RecordingStateSolve::max_out = 0;
+    const auto in_double = ref::run_chunked_scan<double, double, RecordingStateSolve>(e.input, sc.opt, C, L, policy, form);
+    const double rhs = RecordingStateSolve::max_rhs, out = RecordingStateSolve::max_out;
+    Outputs od;
+    od.allocate(in_double.dims, true);
+    for (auto [dst, src] : {std::pair{&od.o, &in_double.o}, {&od.S, &in_double.S}, {&od.A, &in_double.A}, {&od.state_norm, &in_double.state_norm}})
+      dst->assign(src->begin(), src->end());
+    const accuracy::Verdict vd = gate::judge(od, e).verdict;
+    const accuracy::Verdict vf = gate::judge(gpu::run_scan_twin(e.input, sc.opt, C, false), e).verdict;
+    std::printf("%s: max |K|, |V| %.3g, max |Kt|, |Vt| %.3g (in double); the form in double: %s; the float twin: %s\n", name, rhs, out,
+                vd.pass ? "pass" : "FAIL", vf.summary().substr(0, 120).c_str());
+    EXPECT_LT(rhs, 4.0) << name;
+    EXPECT_GT(out, 1e36) << name << ": the UT transform's intermediates stay well inside float's range now";
+    EXPECT_TRUE(vd.pass) << name << ": " << vd.summary();
+    EXPECT_FALSE(vf.pass) << name << ": the float twin now passes; mark the finding fixed in docs/FINDINGS.md";
   }
 }
 
