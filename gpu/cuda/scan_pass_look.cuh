@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(LookPassShape<D, C>::NT, 1)
   // X lies after the S_c's in the scratch (x_after_sc).
   const float* xsrc = sc_out + x_after_sc(p.B * p.H, n_chunks, D) + static_cast<std::size_t>(bh) * n_chunks * C * C;
   auto load = [&](int c, int buf) {
-    if (c + 1 < c_end && c < c_end) {
+    if (c + 1 < c_end) {  // X_c is read only where chunk c + 1 exists
       float* xd = smem + buf * Sh::buf_floats + Sh::oX;
       for (int e = tid; e < C * C / 4; e += NT) {
         const int i = (4 * e) / C, t = (4 * e) % C;
