@@ -80,15 +80,18 @@ __device__ __forceinline__ F group_norm(F s, F t) {
   }
   return isinf(s) ? core::vsqrt(t) * F(0x1p64) : core::vsqrt(s);
 }
+// One entry's terms of the two sums of squares: of x (s) and of x 2^-64 (t).
+template <class F>
+__device__ __forceinline__ void add_norm_terms(F x, F& s, F& t) {
+  const F w = x * F(0x1p-64);
+  s = core::vfma(x, x, s);
+  t = core::vfma(w, w, t);
+}
 template <int TPG, class F, int PER>
 __device__ __forceinline__ F col_norm(const F (&x)[PER]) {
   F s = F(0), t = F(0);
 #pragma unroll
-  for (int m = 0; m < PER; ++m) {
-    const F w = x[m] * F(0x1p-64);
-    s = core::vfma(x[m], x[m], s);
-    t = core::vfma(w, w, t);
-  }
+  for (int m = 0; m < PER; ++m) add_norm_terms(x[m], s, t);
   return group_norm<TPG, F>(s, t);
 }
 
@@ -1140,12 +1143,8 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       float s2 = 0.0f, s2l = 0.0f;
       if (lane < len)
 #pragma unroll 8
-        for (int j = 0; j < D; ++j) {
-          const float w = Ws[lane * LDW + j], wl = w * 0x1p-64f;
-          s2 = core::vfma(w, w, s2);
-          s2l = core::vfma(wl, wl, s2l);
-        }
-      Ns[lane] = isinf(s2) ? core::vsqrt(s2l) * 0x1p64f : core::vsqrt(s2);
+        for (int j = 0; j < D; ++j) add_norm_terms(Ws[lane * LDW + j], s2, s2l);
+      Ns[lane] = group_norm<1, float>(s2, s2l);  // a step's whole sums in one lane: no butterfly
     }
     __syncwarp();  // the norms
 #pragma unroll 1

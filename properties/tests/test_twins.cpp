@@ -52,6 +52,7 @@
 #include "vla/gpu/impl.hpp"
 #include "vla/properties/counterexample.hpp"
 #include "vla/properties/generators.hpp"
+#include "vla/reference/models.hpp"
 #include "vla/reference/run.hpp"
 
 using namespace vla;
@@ -691,12 +692,8 @@ TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
     const auto policy = ref::scan_state_policy(e.input.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(e.input.has_u() || sc.opt.u_unit_scaled);
     RecordingStateSolve::max_rhs = RecordingStateSolve::max_out = 0;
-    const auto in_double = ref::run_chunked_scan<double, double, RecordingStateSolve>(e.input, sc.opt, C, L, policy, form);
+    const Outputs od = ref::to_outputs(ref::run_chunked_scan<double, double, RecordingStateSolve>(e.input, sc.opt, C, L, policy, form));
     const double rhs = RecordingStateSolve::max_rhs, out = RecordingStateSolve::max_out;
-    Outputs od;
-    od.allocate(in_double.dims, true);
-    for (auto [dst, src] : {std::pair{&od.o, &in_double.o}, {&od.S, &in_double.S}, {&od.A, &in_double.A}, {&od.state_norm, &in_double.state_norm}})
-      dst->assign(src->begin(), src->end());
     const accuracy::Verdict vd = gate::judge(od, e).verdict;
     const accuracy::Verdict vf = gate::judge(gpu::run_scan_twin(e.input, sc.opt, C, false), e).verdict;
     std::printf("%s: max |K|, |V| %.3g, max |Kt|, |Vt| %.3g (in double); the form in double: %s; the float twin: %s\n", name, rhs, out,
