@@ -6,12 +6,13 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check | --steps-scaling
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check | --steps-scaling | --focus
 // (--breakdown: the gate stage's kernels and phases timed apart, then the rest;
 // --profile: one launch of chunked-scan-bf16, C = 32, B = 1, H = 16, T = 16,384,
 // untimed and unverified, for a profiler such as ncu; --fold-check: the state prep
 // done by the steps kernel against the prep kernel, outputs bit for bit and timed;
-// --steps-scaling: the steps kernel alone, both forms, against the number of heads.)
+// --steps-scaling: the steps kernel alone, both forms, against the number of heads;
+// --focus: chunked-scan-bf16 at issue 8's target shapes, every kernel apart.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 
 #include "../../gpu/cuda/check.cuh"
 #include "../../gpu/cuda/scan_gate.cuh"
+#include "../../gpu/cuda/scan_state.cuh"
 #include "bench_util.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/gpu/chunked_launch.hpp"
@@ -156,6 +158,79 @@ void gate_breakdown() {
     }
 }
 
+// The scan form at issue 8's target shapes alone (chunked-scan-bf16, C = 32, the
+// build's segment length and kernels): the whole launch, then every kernel of both
+// stages timed apart, the gate stage with scan_den and scan_final_A beside the steps
+// (the launcher's schedule) and after them, and the fused bf16 kernel where the
+// target compares with it. Short enough to run once per experimental build.
+void focus() {
+  const int D = 64, C = 32;
+  struct Shape {
+    int B, H, T;
+  };
+  std::printf("\nscan focus (chunked-scan-bf16, C = %d, D = %d, segments of %d steps; ms, medians of 21):\n"
+              "| B | H | T | whole scan | whole, den %s | gate: prep | prefix | seg_inverse | steps | final_A | den | stage (side) | stage (serial) |"
+              " state: prep | pass | readout | stage | whole, den and final_A beside the state | fused bf16 |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              C, D, ref::kScanSegmentSteps, gpu::scan::Workspace::kDenInReadout ? "by scan_den" : "in the readout");
+  for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}}) {
+    ShapeIO io(sh.B, sh.H, sh.T);
+    const gpu::FusedParams p = io.fill(true);
+    gpu::scan::Workspace ws(sh.B, sh.T, sh.H, D, C, false, p.ratio);
+    auto whole = [&] { gpu::scan::launch_scan(p, true, C, ws, nullptr); };
+    whole();
+    const double ms = median_launch_ms(whole, 21);
+    // The ratio readout's den formed in the state stage's readout instead of by scan_den (8.26).
+    ws.den_in_readout = !ws.den_in_readout;
+    whole();
+    const double ms_den = median_launch_ms(whole, 21);
+    ws.den_in_readout = !ws.den_in_readout;
+    gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
+    const cudaStream_t side = g.side;
+    auto gate = [&](unsigned kernels, bool serial) {
+      g.kernels = kernels;
+      g.side = serial ? nullptr : side;
+      return median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 21);
+    };
+    const gpu::scan::StateParams st = gpu::scan::state_params(p, true, C, ws);
+    const gpu::scan::StateConfig cfg = gpu::scan::state_config(sh.B, sh.H, D, C);
+    auto state = [&](unsigned parts) {
+      return median_launch_ms([&] { gpu::scan::launch_state_config(st, nullptr, cfg, parts); }, 21);
+    };
+    const double gp = gate(1, false), gx = gate(2, false), gi = gate(32, false), gs = gate(4, false), ga = gate(8, false),
+                 gd = gate(16, false), g_side = gate(0x3f, false), g_serial = gate(0x3f, true);
+    whole();  // the state's prep again (its pass overwrote Vt with R)
+    const double sp = state(gpu::scan::kPrep), sx = state(gpu::scan::kPass), sr = state(gpu::scan::kReadout);
+    const double s_all = state(gpu::scan::kPrep | gpu::scan::kPass | gpu::scan::kReadout);
+    // Another schedule of the same kernels: scan_den and scan_final_A beside the state stage's
+    // prep and pass (the pass leaves most of each SM idle), joined before the readout.
+    cudaEvent_t fork, join;
+    VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    VLA_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    const double beside_state = median_launch_ms(
+        [&] {
+          g.side = nullptr;
+          g.kernels = 0x3f & ~(8u | 16u);
+          gpu::scan::launch_gate(g, nullptr);
+          VLA_CUDA_CHECK(cudaEventRecord(fork, nullptr));
+          VLA_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+          g.kernels = 8u | 16u;
+          gpu::scan::launch_gate(g, side);
+          VLA_CUDA_CHECK(cudaEventRecord(join, side));
+          gpu::scan::launch_state_config(st, nullptr, cfg, gpu::scan::kPrep | gpu::scan::kPass);
+          VLA_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
+          gpu::scan::launch_state_config(st, nullptr, cfg, gpu::scan::kReadout);
+        },
+        21);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    double fused = 0;
+    if (sh.T == 65536) fused = median_launch_ms([&] { gpu::launch_fused(p, impl::Kind::bf16, nullptr); }, 3);
+    std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |\n",
+                sh.B, sh.H, sh.T, ms, ms_den, gp, gx, gi, gs, ga, gd, g_side, g_serial, sp, sx, sr, s_all, beside_state, fused);
+  }
+}
+
 // What bounds the steps kernel (docs/CHUNKED.md 8.19): its time alone, both forms,
 // as the heads (hence the blocks a SM: 32 segments a head at T = 16,384) grow; a
 // lone block a SM gives the step's own latency, more blocks show how much of it
@@ -242,7 +317,7 @@ int fold_check() {
 
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
-  bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false, scaling = false;
+  bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false, scaling = false, focus_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -251,6 +326,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--profile")) profile = true;
     else if (!std::strcmp(argv[i], "--fold-check")) fold = true;
     else if (!std::strcmp(argv[i], "--steps-scaling")) scaling = true;
+    else if (!std::strcmp(argv[i], "--focus")) focus_only = true;
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -262,6 +338,10 @@ int main(int argc, char** argv) {
     const int sms = prop.multiProcessorCount;
     std::printf("device: %s, %d SMs\n", prop.name, sms);
     if (fold) return fold_check() == 0 ? 0 : 1;
+    if (focus_only) {
+      focus();
+      return 0;
+    }
     if (scaling) {
       int clock_khz = 0;
       VLA_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));

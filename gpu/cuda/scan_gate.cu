@@ -980,6 +980,17 @@ __device__ __forceinline__ void steps_lookahead(double (&a)[Pl::RP][Pl::CP], con
   if (len > 0) update(Zs + ((len - 1) & 1) * LDU + pc0, gp);  // the last step's update: A leaves whole
 }
 
+// The final A (g.A, [B, H, D, D] floats) from a steps kernel's registers: this thread's
+// rows r0 .. and columns c0 .. of the A its segment's last step left, rounded to float once.
+template <int RP, int CP, class T>
+__device__ __forceinline__ void store_final_a(const GateParams& g, int bh, int r0, int c0, const T (&a)[RP][CP]) {
+  float* A = g.A + std::size_t(bh) * g.D * g.D;
+#pragma unroll
+  for (int rr = 0; rr < RP; ++rr)
+#pragma unroll
+    for (int cc = 0; cc < CP; ++cc) A[(r0 + rr) * g.D + c0 + cc] = static_cast<float>(a[rr][cc]);
+}
+
 // scan_steps in float, one warp a segment (chunked-scan-bf16 where u = k^:
 // ref::kernel_scan_steps_float, ref::scan_lookahead_gates<float>, docs/CHUNKED.md
 // 8.23). Block (segment, head bh) of 32 threads. Why: the double kernel above needs
@@ -1153,6 +1164,9 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[t * LDW + j] / Ns[t] : Ws[t * LDW + j];
     }
   }
+  // The stream's last segment hands on the final A = M_N^{-1}: the A its steps leave (no
+  // scan_final_A kernel in the per-step forms; ref::run_chunked_scan's final A likewise).
+  if (seg == NS - 1) store_final_a(g, bh, r0, c0, a);
 }
 
 template <int D, bool USEP, bool FOLD = false, bool LOOK = false>
@@ -1367,6 +1381,9 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D
       }
     }
   }
+  // The stream's last segment hands on the final A = M_N^{-1}: the A its steps leave (no
+  // scan_final_A kernel in the per-step forms; ref::run_chunked_scan's final A likewise).
+  if (seg == NS - 1) store_final_a(g, bh, r0, c0, a);
 }
 
 template <class Prec, int D, int C>
@@ -1389,7 +1406,10 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   // stream they run there beside scan_gate, forked after scan_prefix and joined before this returns
   // (the launch stays one stream-ordered unit on s, no host synchronisation); scan_gate is launched
   // first, so that its blocks are dispatched first and the side kernels take what it leaves.
-  const bool den = (g.kernels & 16u) && g.ratio, final_a = g.kernels & 8u, fork = g.side && (den || final_a);
+  // The per-step forms' steps kernels write the final A themselves (store_final_a): scan_final_A
+  // runs in the Woodbury form only.
+  const bool den = (g.kernels & 16u) && g.ratio && !g.out.nsum, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
+             fork = g.side && (den || final_a);
   const cudaStream_t s2 = fork ? g.side : s;
   if (fork) {
     VLA_CUDA_CHECK(cudaEventRecord(g.fork, s));
@@ -1479,6 +1499,10 @@ bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGa
 }
 
 bool gate_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
+
+const float* gate_normaliser_prefix(void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
+  return reinterpret_cast<const float*>(static_cast<unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).nsum);
+}
 
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate) {
   return scratch_layout(B, T, H, D, C, u_separate).total;

@@ -122,7 +122,20 @@ class Workspace {
   void* state_scratch = nullptr;
   cudaStream_t side = nullptr;  // non-blocking: no implicit order with the legacy default stream
   cudaEvent_t fork = nullptr, join = nullptr;
+  // The ratio readout's den_t formed in stage 2's readout (GateOut::nsum) instead of by stage 1's
+  // scan_den (docs/CHUNKED.md 8.26). Not the launchers' choice until measured on a device; the
+  // benchmark times both.
+#ifdef VLA_SCAN_DEN_IN_READOUT  // an experiment's build (-DVLA_SCAN_DEN_IN_READOUT=1)
+  static constexpr bool kDenInReadout = VLA_SCAN_DEN_IN_READOUT;
+#else
+  static constexpr bool kDenInReadout = false;
+#endif
+  bool den_in_readout = kDenInReadout;
+  int B = 0, T = 0, H = 0, D = 0, C = 0;
+  bool u_separate = false;
 };
+// n_c in a gate scratch of this shape (GateOut::nsum; written by scan_prefix).
+const float* gate_normaliser_prefix(void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
 
 // The stages' parameters for the I/O of a fused-style parameter block (device
 // pointers q, k, v, u in; o, S, A, state_norm out; options from make_params)

@@ -330,7 +330,11 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         n_prev = n_c;
         n_c += in.PhiK.rowwise().sum();  // sigma_c: the chunk's sum, then added to the prefix
       }
-      const M A = Eigen::LLT<MG>(Mc).solve(MG::Identity(d.Dk, d.Dk)).template cast<Scalar>();
+      // The final A = M_N^{-1}: in the per-step forms the A the last segment's steps leave (in
+      // StepScalar, rounded to Scalar once; the kernels' steps write it, no factorisation of M_N),
+      // in the Woodbury form from a factor of M_N.
+      const M A = gate_form != ScanGateForm::woodbury ? M(As.template cast<Scalar>())
+                                                      : M(Eigen::LLT<MG>(Mc).solve(MG::Identity(d.Dk, d.Dk)).template cast<Scalar>());
       store_head(r, b, h, S, A);
     }
   }
