@@ -120,7 +120,13 @@ WoodburyGate<GateScalar> scan_woodbury(const Eigen::LLT<Mat<GateScalar>>& chol, 
 template <class GateScalar>
 Eigen::LLT<Mat<GateScalar>> scan_factor(const Mat<GateScalar>& Mc) {
   Eigen::LLT<Mat<GateScalar>> chol(Mc);
-  if (chol.info() != Eigen::Success) throw std::runtime_error("run_chunked_scan: Cholesky of M_c failed (not positive definite)");
+  // M_c = lambda0 I + sum u u^T is positive definite in exact arithmetic; the factorisation fails where
+  // its condition is beyond GateScalar's (docs/FINDINGS.md item 9: a given u far larger than sqrt(lambda0)).
+  if (chol.info() != Eigen::Success)
+    throw std::runtime_error(
+        "run_chunked_scan: Cholesky of M_c failed (not positive definite): M_c = lambda0 I + sum u u^T is numerically singular "
+        "at this precision (its condition number is beyond it, e.g. a given u much larger than sqrt(lambda0)); the scan form "
+        "cannot start a segment here, the recurrent (fused) kinds can run this stream");
   return chol;
 }
 
