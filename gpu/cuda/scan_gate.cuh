@@ -131,8 +131,7 @@ class Workspace {
   static constexpr bool kDenInReadout = false;
 #endif
   bool den_in_readout = kDenInReadout;
-  int B = 0, T = 0, H = 0, D = 0, C = 0;
-  bool u_separate = false;
+  const float* normaliser_prefix = nullptr;  // n_c in gate_scratch (GateOut::nsum where den_in_readout)
 };
 // n_c in a gate scratch of this shape (GateOut::nsum; written by scan_prefix).
 const float* gate_normaliser_prefix(void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);

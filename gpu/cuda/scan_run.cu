@@ -27,14 +27,14 @@ void* poisoned(std::size_t bytes) {
 
 }  // namespace
 
-Workspace::Workspace(int B_, int T_, int H_, int D_, int C_, bool u_separate_, bool ratio)
-    : B(B_), T(T_), H(H_), D(D_), C(C_), u_separate(u_separate_) {
+Workspace::Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ratio) {
   const std::size_t n = std::size_t(B) * T * H * D * sizeof(float);
   out.khat = static_cast<float*>(poisoned(n));
   out.phiq = static_cast<float*>(poisoned(n));
   out.gate = static_cast<float*>(poisoned(n));
   out.den = ratio ? static_cast<float*>(poisoned(std::size_t(B) * T * H * sizeof(float))) : nullptr;
   gate_scratch = poisoned(gate_scratch_bytes(B, T, H, D, C, u_separate));
+  normaliser_prefix = gate_normaliser_prefix(gate_scratch, B, T, H, D, C, u_separate);
   state_scratch = poisoned(state_scratch_bytes(B, T, H, D, C));
   VLA_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -61,7 +61,7 @@ GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspac
   g.A = p.A;
   g.out = w.out;
   if (!p.ratio) g.out.den = nullptr;
-  g.out.nsum = p.ratio && w.den_in_readout ? gate_normaliser_prefix(w.gate_scratch, w.B, w.T, w.H, w.D, w.C, w.u_separate) : nullptr;
+  g.out.nsum = p.ratio && w.den_in_readout ? w.normaliser_prefix : nullptr;
   g.scratch = w.gate_scratch;
   g.side = w.side, g.fork = w.fork, g.join = w.join;
   g.steps_float = ref::kernel_scan_steps_float(bf16_io, p.u != nullptr || p.u_unit_scaled, g.form);
@@ -75,7 +75,7 @@ StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Worksp
   s.v = p.v;
   s.in = w.out;
   if (!p.ratio) s.in.den = nullptr;
-  s.in.nsum = p.ratio && w.den_in_readout ? gate_normaliser_prefix(w.gate_scratch, w.B, w.T, w.H, w.D, w.C, w.u_separate) : nullptr;
+  s.in.nsum = p.ratio && w.den_in_readout ? w.normaliser_prefix : nullptr;
   s.k = p.k;
   s.elu1 = p.elu1;
   s.den_floor = p.den_floor;
