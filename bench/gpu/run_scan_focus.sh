@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The scan form at issue 8's target shapes, one experimental build per variant
-# (docs/CHUNKED.md 8.26): each variant is gpu/standalone built with its macros,
-# then `bench_chunked --focus` (chunked-scan-bf16, C = 32: the whole scan and every
-# kernel of both stages apart) alone on the GPU, causal bf16 SDPA at the same
-# shapes, and the scan kinds' quick CUDA tests of the variants named in TESTS.
+# The scan form at issue 8's target shapes (docs/CHUNKED.md 8.26, 8.27): for each
+# variant, gpu/standalone built with its macros, then `bench_chunked --focus`
+# (chunked-scan-bf16, C = 32: the whole scan, both schedules of the gate's side
+# kernels, every kernel of both stages apart) alone on the GPU; causal bf16 SDPA at
+# the same shapes; the scan kinds' quick CUDA tests of the variants named in TESTS
+# (12 shards at once) and compute-sanitizer (memcheck on two shards, racecheck and
+# initcheck on one) on the first of them.
 #   OUT=<dir> bench/gpu/run_scan_focus.sh
-# Environment: VARIANTS (default below: NAME=MACROS pairs separated by spaces, the
-# macros comma-separated), TESTS (variant names whose CUDA tests run, default
-# "DR"), PREBUILT (a folder holding bench_chunked_NAME and test_gpu_chunked_cuda_NAME,
-# as this session's call carried them: built on another machine with nvcc).
+# Environment: VARIANTS (NAME=MACROS pairs separated by spaces, the macros
+# comma-separated; default "L512=", the shipped build; 8.26's variants were e.g.
+# "L256=VLA_SCAN_SEGMENT_STEPS=256 V7=VLA_SCAN_PASS_V7"), TESTS (variant names whose
+# CUDA tests run, default "L512"; FULL=1: every case, else --quick), PREBUILT (a folder holding bench_chunked_NAME and
+# test_gpu_chunked_cuda_NAME, built on another machine with nvcc).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 logs=${OUT:-scan-focus-logs}
 mkdir -p "$logs"
-variants=${VARIANTS:-"L512= DR=VLA_SCAN_DEN_IN_READOUT=1 L256=VLA_SCAN_SEGMENT_STEPS=256 L128=VLA_SCAN_SEGMENT_STEPS=128 V7=VLA_SCAN_PASS_V7 C1=VLA_SCAN_SEGMENT_STEPS=256,VLA_SCAN_DEN_IN_READOUT=1"}
+variants=${VARIANTS:-"L512="}
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 { date -u '+date (UTC): %F %T'; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1; } > "$logs/env.txt" 2>&1
@@ -23,7 +26,7 @@ for v in $variants; do
   for tg in bench_chunked test_gpu_chunked_cuda; do
     bin="${PREBUILT:-/nonexistent}/${tg}_$name"
     if [ ! -x "$bin" ]; then
-      [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-DR} " != *" $name "* ]] && continue
+      [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-L512} " != *" $name "* ]] && continue
       b=build-focus-$name
       defs=()  # the variant's macros for the C++ and the CUDA compiles alike
       if [ -n "$macros" ]; then
@@ -49,12 +52,26 @@ for v in $variants; do
 done
 stamp "SDPA"
 ( cd bench/gpu && timeout 120 python3 sdpa_chunked_shapes.py ) > "$logs/sdpa.log" 2>&1; grep "^|\|torch" "$logs/sdpa.log"
-for name in ${TESTS:-DR}; do
+for name in ${TESTS:-L512}; do
   eval "t=\${bin_test_gpu_chunked_cuda_$name:-}"
   [ -x "$t" ] || continue
-  stamp "scan tests $name (quick, 12 shards)"
-  for i in $(seq 0 11); do timeout 150 "$t" --quick --kinds scan --shard "$i/12" > "$logs/tests_${name}_$i.log" 2>&1; echo "exit $?" >> "$logs/tests_${name}_$i.log" & done
+  qarg=--quick; [ -n "${FULL:-}" ] && qarg=
+  stamp "scan tests $name (${qarg:-every case}, 12 shards)"
+  for i in $(seq 0 11); do timeout 300 "$t" $qarg --kinds scan --shard "$i/12" > "$logs/tests_${name}_$i.log" 2>&1; echo "exit $?" >> "$logs/tests_${name}_$i.log" & done
   wait
-  echo "$name: $(cat "$logs"/tests_${name}_*.log | grep -c '^ok ') ok, $(cat "$logs"/tests_${name}_*.log | grep -c '^FAIL') FAIL"
+  cat "$logs"/tests_${name}_*.log > "$logs/tests_$name.log" && rm -f "$logs"/tests_${name}_*.log
+  echo "$name: $(grep -c '^ok ' "$logs/tests_$name.log") ok, $(grep -c '^FAIL' "$logs/tests_$name.log") FAIL, exits: $(grep '^exit' "$logs/tests_$name.log" | sort | uniq -c | tr '\n' ' ')"
+  grep "^FAIL" "$logs/tests_$name.log" | head -3 | cut -c1-300
 done
+first=${TESTS:-L512}; first=${first%% *}
+eval "t=\${bin_test_gpu_chunked_cuda_$first:-}"
+if [ -x "$t" ] && command -v compute-sanitizer > /dev/null; then
+  stamp "compute-sanitizer on $first: memcheck shards 0, 5; racecheck 3; initcheck 7 (of 12)"
+  for job in memcheck:0 memcheck:5 racecheck:3 initcheck:7; do
+    tool=${job%:*}; i=${job#*:}
+    timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --quick --kinds scan --shard "$i/12" > "$logs/san_${tool}_$i.log" 2>&1 &
+  done
+  wait
+  for f in "$logs"/san_*.log; do echo "$(basename "$f" .log): $(grep -c '^ok ' "$f") ok; $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)"; done
+fi
 stamp done

@@ -39,7 +39,7 @@ __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255
 
 // Byte offsets of the gate's scratch buffers.
 struct ScratchLayout {
-  std::size_t m = 0, nsum = 0, u = 0, ainv = 0, total = 0;
+  std::size_t m = 0, nsum = 0, u = 0, ainv = 0, status = 0, total = 0;
 };
 __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
   const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(T, C)),
@@ -49,7 +49,8 @@ __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int
   l.nsum = l.m + align256(bh * (NS + 1) * std::size_t(packed_size(D)) * sizeof(double));
   l.u = l.nsum + align256(bh * N * D * sizeof(float));
   l.ainv = l.u + (u_separate ? align256(steps * sizeof(float)) : 0);
-  l.total = l.ainv + align256(bh * NS * std::size_t(D) * D * sizeof(double));
+  l.status = l.ainv + align256(bh * NS * std::size_t(D) * D * sizeof(double));
+  l.total = l.status + align256(sizeof(unsigned));
   return l;
 }
 
@@ -58,13 +59,14 @@ struct Scratch {
   float* nsum;   // [B H][N][D]: sigma_c, then (in place) n_c
   float* u;      // [B, T, H, D] where u is not k^, else null
   double* ainv;  // [B H][NS][D][D]: A at segment s's start, M^{-1} of slot s (the per-step gate form)
+  unsigned* status;  // 0, or the float bits of the largest refused condition bound (check_start_factor)
 };
 __device__ inline Scratch scratch_of(const GateParams& g) {
   const bool u_sep = g.u || g.u_unit_scaled;
   const ScratchLayout l = scratch_layout(g.B, g.T, g.H, g.D, g.C, u_sep);
   auto* base = static_cast<unsigned char*>(g.scratch);
   return {reinterpret_cast<double*>(base + l.m), reinterpret_cast<float*>(base + l.nsum), u_sep ? reinterpret_cast<float*>(base + l.u) : nullptr,
-          reinterpret_cast<double*>(base + l.ainv)};
+          reinterpret_cast<double*>(base + l.ainv), reinterpret_cast<unsigned*>(base + l.status)};
 }
 
 // Column norm of a vector spread over a group of TPG consecutive lanes (partial
@@ -284,6 +286,7 @@ __device__ __forceinline__ void scan_in_place(V* base, std::size_t stride, int n
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
   const int N = n_chunks(g.T, g.C), NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *sc.status = 0u;  // before the kernels that factorise M (stream order)
   if (int(blockIdx.x) < m_blocks) {
     // Slot s = slot 0 + ... + slot s (slot 0 = lambda0 I), in order.
     const int idx = blockIdx.x * NT + threadIdx.x;
@@ -442,6 +445,27 @@ __device__ void solve_rows_lt(double* X, int ldx, const double* LG, int ldg) {
   for (int i = 0; i < C - 1; ++i) eliminate<TPR>(z, i, s, [&](int t) { return t > i; }, [&](int t) { return LG[t * ldg + i]; });
 #pragma unroll
   for (int m = 0; m < CPT; ++m) X[row * ldx + s + TPR * m] = z[m];
+}
+
+// The refusal of a segment start beyond double (core::start_factor_refused, docs/CHUNKED.md 8.27),
+// by one warp after the L D L^T of M (packed lower triangle Mp, pivots piv, both complete): the
+// bound max M_ii / min pivot (+inf where a pivot is not positive or is NaN) enters the status word
+// by atomicMax on its float bits (positive floats order as their bits); the host reads it after
+// the launch (run_cuda_scan) and throws.
+template <int D>
+__device__ void check_start_factor(const double* Mp, const double* piv, unsigned* status) {
+  const int lane = threadIdx.x % 32;
+  double md = 0.0, mp = __builtin_huge_val();
+  for (int i = lane; i < D; i += 32) {
+    md = fmax(md, Mp[packed_index(i, i)]);
+    mp = piv[i] > 0.0 ? fmin(mp, piv[i]) : -1.0;  // NaN or <= 0: failed (fmin would drop a NaN)
+  }
+  for (int m = 16; m >= 1; m /= 2) {
+    md = fmax(md, __shfl_xor_sync(0xffffffffu, md, m));
+    mp = fmin(mp, __shfl_xor_sync(0xffffffffu, mp, m));
+  }
+  const double bound = core::factor_condition_bound(md, mp);
+  if (lane == 0 && core::start_factor_refused(bound, D, 0x1p-53)) atomicMax(status, __float_as_uint(float(bound)));
 }
 
 // scan_den: the ratio denominators, block (chunk c, head bh), all chunks at once
@@ -625,6 +649,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
         for (int e = tid; e < D * D; e += NT) A[(e / D) * LDA + e % D] = e / D == e % D ? 1.0 : 0.0;
       const double* Mc = sc.M + (std::size_t(bh) * (NS + 1) + seg) * P;
       ldl_block<D>([&](int r, int cc) { return Mc[packed_index(r, cc)]; }, L, Pl::LDM, pivM, [](int, double x) { return x; }, colbuf);
+      if (tid < 32) check_start_factor<D>(Mc, pivM, sc.status);
       solve_m<D, (Pl::R < 64 ? Pl::R : 64)>(X, LDX, Pl::R, L, Pl::LDM, pivM);
       if (carry) solve_m<D, D>(A, LDA, D, L, Pl::LDM, pivM);
     } else {
@@ -717,6 +742,7 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   for (int e = threadIdx.x; e < D * D; e += NT) X[(e / D) * LDM + e % D] = e / D == e % D ? 1.0 : 0.0;
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
+  if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
   solve_m<D, D>(X, LDM, D, L, LDM, piv);
   __syncthreads();
   for (int e = threadIdx.x; e < D * D; e += NT) sink(e, X[(e / D) * LDM + e % D]);
@@ -1408,7 +1434,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   // first, so that its blocks are dispatched first and the side kernels take what it leaves.
   // The per-step forms' steps kernels write the final A themselves (store_final_a): scan_final_A
   // runs in the Woodbury form only.
-  const bool den = (g.kernels & 16u) && g.ratio && !g.out.nsum, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
+  const bool den = (g.kernels & 16u) && g.ratio, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
              fork = g.side && (den || final_a);
   const cudaStream_t s2 = fork ? g.side : s;
   if (fork) {
@@ -1500,8 +1526,8 @@ bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGa
 
 bool gate_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
 
-const float* gate_normaliser_prefix(void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
-  return reinterpret_cast<const float*>(static_cast<unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).nsum);
+const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
+  return reinterpret_cast<const unsigned*>(static_cast<const unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).status);
 }
 
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate) {

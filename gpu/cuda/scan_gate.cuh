@@ -37,6 +37,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 
 #include "scan_stages.cuh"
 #include "vla/core/spec.hpp"
@@ -101,6 +102,12 @@ void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s);
 // normaliser sums (B H N D floats) and, where u is not k^ (u given or unit-scaled),
 // u ([B, T, H, D] floats).
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);
+// The gate's refusal word in a scratch of this shape: 0 after a launch whose segment starts were
+// all factorised within double's reach, else the float bits of the largest condition bound that
+// was not (docs/CHUNKED.md 8.27). scan_prefix resets it; read it after the launch completes.
+const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
+// Throws std::runtime_error (ref::scan_start_refusal) where a completed launch's status word is set.
+void check_gate_start_status(const unsigned* status, int D, const std::string& who);
 // D in {16, 32, 64}, C in {32, 64}.
 bool gate_supported(int D, int C);
 // Launches stage 1 on `s` (five kernels; g.side: see GateParams); checks every launch
@@ -122,19 +129,8 @@ class Workspace {
   void* state_scratch = nullptr;
   cudaStream_t side = nullptr;  // non-blocking: no implicit order with the legacy default stream
   cudaEvent_t fork = nullptr, join = nullptr;
-  // The ratio readout's den_t formed in stage 2's readout (GateOut::nsum) instead of by stage 1's
-  // scan_den (docs/CHUNKED.md 8.26). Not the launchers' choice until measured on a device; the
-  // benchmark times both.
-#ifdef VLA_SCAN_DEN_IN_READOUT  // an experiment's build (-DVLA_SCAN_DEN_IN_READOUT=1)
-  static constexpr bool kDenInReadout = VLA_SCAN_DEN_IN_READOUT;
-#else
-  static constexpr bool kDenInReadout = false;
-#endif
-  bool den_in_readout = kDenInReadout;
-  const float* normaliser_prefix = nullptr;  // n_c in gate_scratch (GateOut::nsum where den_in_readout)
+  const unsigned* start_status = nullptr;  // gate_start_status of gate_scratch
 };
-// n_c in a gate scratch of this shape (GateOut::nsum; written by scan_prefix).
-const float* gate_normaliser_prefix(void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
 
 // The stages' parameters for the I/O of a fused-style parameter block (device
 // pointers q, k, v, u in; o, S, A, state_norm out; options from make_params)

@@ -5,6 +5,7 @@
 // every buffer between the stages, launches, copies out).
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "device_io.cuh"
 #include "scan_gate.cuh"
 #include "scan_stages.cuh"
+#include "vla/reference/scan_start_refusal.hpp"
 
 namespace vla::gpu {
 namespace scan {
@@ -34,7 +36,7 @@ Workspace::Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ra
   out.gate = static_cast<float*>(poisoned(n));
   out.den = ratio ? static_cast<float*>(poisoned(std::size_t(B) * T * H * sizeof(float))) : nullptr;
   gate_scratch = poisoned(gate_scratch_bytes(B, T, H, D, C, u_separate));
-  normaliser_prefix = gate_normaliser_prefix(gate_scratch, B, T, H, D, C, u_separate);
+  start_status = gate_start_status(gate_scratch, B, T, H, D, C, u_separate);
   state_scratch = poisoned(state_scratch_bytes(B, T, H, D, C));
   VLA_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -50,6 +52,15 @@ Workspace::~Workspace() {
   if (side) cudaStreamDestroy(side);
 }
 
+void check_gate_start_status(const unsigned* status, int D, const std::string& who) {
+  unsigned bits = 0;
+  VLA_CUDA_CHECK(cudaMemcpy(&bits, status, sizeof bits, cudaMemcpyDeviceToHost));
+  if (bits == 0) return;
+  float bound = 0;
+  std::memcpy(&bound, &bits, sizeof bound);
+  throw std::runtime_error(ref::scan_start_refusal(bound, D, 0x1p-53, who));
+}
+
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
   GateParams g;
   g.B = p.B, g.T = p.T, g.H = p.H, g.D = p.D, g.C = C;
@@ -61,10 +72,16 @@ GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspac
   g.A = p.A;
   g.out = w.out;
   if (!p.ratio) g.out.den = nullptr;
-  g.out.nsum = p.ratio && w.den_in_readout ? w.normaliser_prefix : nullptr;
   g.scratch = w.gate_scratch;
-  g.side = w.side, g.fork = w.fork, g.join = w.join;
   g.steps_float = ref::kernel_scan_steps_float(bf16_io, p.u != nullptr || p.u_unit_scaled, g.form);
+  // scan_den (and, in the Woodbury form, scan_final_A) on the side stream beside the steps, except
+  // beside the float steps, where they run after them: measured on the H100 (2026-12-06,
+  // reports/gpu/2026-12-06-h100-scan-focus.md; chunked-scan-bf16, C = 32, D = 64), the gate stage
+  // took 0.849 ms with scan_den beside the float steps and 0.754 serial at B = 1, H = 16,
+  // T = 16,384 (a wave of one-warp blocks: scan_den's blocks share their SMs and lengthen the
+  // chain), 2.595 against 2.624 at T = 65,536 and 8.971 against 8.974 at B = 8, H = 128.
+  g.side = g.steps_float ? nullptr : w.side;
+  g.fork = w.fork, g.join = w.join;
   return g;
 }
 
@@ -75,10 +92,6 @@ StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Worksp
   s.v = p.v;
   s.in = w.out;
   if (!p.ratio) s.in.den = nullptr;
-  s.in.nsum = p.ratio && w.den_in_readout ? w.normaliser_prefix : nullptr;
-  s.k = p.k;
-  s.elu1 = p.elu1;
-  s.den_floor = p.den_floor;
   s.o = p.o;
   s.S = p.S;
   s.state_norm = p.state_norm;
@@ -125,6 +138,7 @@ Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKin
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
   scan::launch_scan(run.p, in.bf16, C, w, nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  scan::check_gate_start_status(w.start_status, d.Dk, "the " + impl::to_string(kind) + " kernels");  // no output past a refusal
   return run.outputs();
 }
 
@@ -134,6 +148,7 @@ std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt,
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
   scan::launch_gate(scan::gate_params(run.p, in.bf16, C, w), nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  scan::check_gate_start_status(w.start_status, d.Dk, "the scan gate kernels");
   return download<float>(w.out.gate, d.qk_size());
 }
 

@@ -30,10 +30,6 @@ struct GateOut {
   float* phiq = nullptr;  // phi(q_t)
   float* gate = nullptr;  // a^_t: w_t = A_t k^_t, unit-normalised unless --normalize none|key
   float* den = nullptr;   // [B, T, H] ratio denominators core::readout_den(n_t . phi(q_t), den_floor); null for the raw readout
-  // [B H, ceil(T / C), D] n_c, the normaliser prefix entering each chunk (the gate's scratch). Where
-  // set (the ratio readout), stage 1 does not run scan_den and stage 2's readout forms den_t itself,
-  // from n_c, phi(k) of the chunk's steps and phi(q_t), with scan_den's arithmetic; den is then unused.
-  const float* nsum = nullptr;
 };
 
 struct StateParams {
@@ -41,11 +37,6 @@ struct StateParams {
   bool bf16_io = false;                  // v and o are bf16 bit patterns, else float
   const void* v = nullptr;               // [B, T, H, D] input type
   GateOut in;                            // stage 1's outputs (read only here)
-  // Where in.nsum is set, the readout's den_t: k ([B, T, H, D] input type, for phi(k)), phi's map and
-  // the floor (core::readout_den), as stage 1's scan_den has them.
-  const void* k = nullptr;
-  bool elu1 = true;
-  double den_floor = 0.0;
   void* o = nullptr;                     // [B, T, H, D] output type
   float* S = nullptr;                    // [B, H, D, D] final state
   float* state_norm = nullptr;           // [B, T, H] ||S_t||_F

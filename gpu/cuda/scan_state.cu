@@ -721,53 +721,11 @@ struct ReadShape {
   static constexpr int NW = NT / 32;         // warps
   static constexpr int UR = 4;
   static constexpr int NPL = RR * UR / SLR;  // whole y sums per lane: rows 2m, 2m + 1 of one step
-  // a^, phi(q), r rows, den, the norm partials, and n_t rows where the readout forms den (GateOut::nsum).
+  // a^, phi(q), r rows, den, the norm partials.
   static constexpr std::size_t smem_bytes =
-      (4 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NW) * sizeof(float);
+      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NW) * sizeof(float);
   static_assert(D % 16 == 0 && NT % 32 == 0 && NPL == 2 && C % UR == 0 && UR == 4, "whole warps; the reductions below");
 };
-
-// The ratio readout's den_t for chunk c's steps, formed in the readout (GateOut::nsum) with scan_den's
-// arithmetic (scan_gate.cu den_kernel): n_t = n_c + phi(k) of the chunk's steps so far (float, in
-// order, one thread a column), then readout_den(n_t . phi(q_t)), TPS lanes a step (their entries
-// d = s + TPS m by fma in order, then a butterfly). Qs: phi(q) rows (this block's loads, not yet
-// behind a barrier); Ns: [C][D] scratch; Ds[t] written for t < cc. Barriers inside.
-template <int D, int C, int NT, bool BF16>
-__device__ __forceinline__ void readout_den_chunk(const StateParams& p, int b, int h, int bh, int c, int n_chunks, int t0, int cc,
-                                                  const float* Qs, float* Ns, float* Ds) {
-  static_assert(NT >= D, "one thread a column for n_t");
-  constexpr int TPS = NT >= C ? NT / C : 1, SPP = NT / TPS, PER = D / TPS;  // lanes a step, steps a pass, entries a lane
-  static_assert(TPS <= 32 && C % SPP == 0 && D % TPS == 0, "whole steps per pass");
-  const int tid = threadIdx.x;
-  for (int e = tid; e < C * D; e += NT) {
-    const int t = e / D, d = e % D;
-    float x = 0.0f;
-    if (t < cc) {
-      const std::size_t g = row_index(b, t0 + t, h, p.T, p.H) * D + d;
-      x = core::phi(BF16 ? core::bf16_bits_to_float(static_cast<const std::uint16_t*>(p.k)[g]) : static_cast<const float*>(p.k)[g], p.elu1);
-    }
-    Ns[e] = x;
-  }
-  __syncthreads();  // phi(k) rows (and this block's phi(q) rows) complete
-  if (tid < D) {
-    float n = p.in.nsum[(static_cast<std::size_t>(bh) * n_chunks + c) * D + tid];
-    for (int t = 0; t < cc; ++t) {
-      n = n + Ns[t * D + tid];
-      Ns[t * D + tid] = n;
-    }
-  }
-  __syncthreads();  // n_t rows complete
-#pragma unroll 1
-  for (int t = tid / TPS; t < C; t += SPP) {
-    const int s = tid % TPS;
-    float acc = 0.0f;
-#pragma unroll
-    for (int m = 0; m < PER; ++m) acc = core::vfma(Ns[t * D + s + TPS * m], Qs[t * D + s + TPS * m], acc);
-#pragma unroll
-    for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
-    if (s == 0 && t < cc) Ds[t] = core::readout_den(acc, p.den_floor);
-  }
-}
 
 template <int D, int C, bool BF16>
 __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
@@ -782,7 +740,6 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   float* Rs = Qs + C * D;  // r_t rows
   float* Ds = Rs + C * D;  // den_t
   float* NP = Ds + C;      // norm partials [C][NW], one per warp
-  float* Ns = NP + C * NW; // n_t rows [C][D] (den formed here: p.in.nsum)
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
@@ -792,7 +749,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   const int j0 = sl * ER;
   const int r0 = rg * RR;
   const int t0 = c * C, cc = min(C, T - t0);
-  const bool ratio = p.in.den != nullptr || p.in.nsum != nullptr;
+  const bool ratio = p.in.den != nullptr;
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
 
   {
@@ -823,9 +780,8 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
           reinterpret_cast<float4*>(Qs)[e] = x.q;
           reinterpret_cast<float4*>(Rs)[e] = x.r;
         });
-    for (int t = tid; t < C; t += NT) Ds[t] = ratio && !p.in.nsum && t < cc ? p.in.den[row_index(b, t0 + t, h, T, H)] : 1.0f;
+    for (int t = tid; t < C; t += NT) Ds[t] = ratio && t < cc ? p.in.den[row_index(b, t0 + t, h, T, H)] : 1.0f;
   }
-  if (p.in.nsum) readout_den_chunk<D, C, NT, BF16>(p, b, h, bh, c, n_chunks, t0, cc, Qs, Ns, Ds);
   float s[RR][ER];
 #pragma unroll
   for (int rr = 0; rr < RR; ++rr) {
@@ -1288,9 +1244,6 @@ void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, 
     throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S, state_norm and scratch are required");
   if (!aligned16(p.in.gate) || !aligned16(p.in.khat) || !aligned16(p.in.phiq) || !aligned16(p.scratch))
     throw std::invalid_argument("scan state: gate, khat, phiq and scratch must be 16-byte aligned");
-  if (p.in.nsum && !p.k) throw std::invalid_argument("scan state: den formed in the readout (GateOut::nsum) needs k");
-  if (p.in.nsum && cfg.fused_readout)
-    throw std::invalid_argument("scan state: the folded readout reads den from scan_den (leave GateOut::nsum null)");
   if (p.bf16_io) {
     launch_d<true>(p, s, cfg, parts);
   } else {

@@ -672,13 +672,20 @@ TEST(ChunkedTwinFindings, ScanFormsSegmentStartIsFloatAccurateOnlyWhileCondMTime
       const double kappa = 1 + (steps > L ? L : 0) * std::pow(10.0, 2 * e) / cx.opt.lambda0;
       const gate::Expected ec = gate::expect(r, cx.opt, chunked.policy), ef = gate::expect(r, cx.opt, fused.policy);
       ASSERT_TRUE(ec.valid && ef.valid) << "T = " << steps << ", e = " << e;
-      if (kappa * 0x1p-53 >= 1) {
-        EXPECT_THROW(chunked.run(ec.input, cx.opt), std::runtime_error) << "T = " << steps << ", e = " << e;
-        std::printf("T = %d, |u| = 1e%d, kappa 2^-53 at the last segment's start = %.2g: M_c0 not factorisable in double (the twin throws)\n",
-                    steps, e, kappa * 0x1p-53);
+      // The twin refuses a start whose factor has no correct digit (core::start_factor_refused, 8.27):
+      // certainly from kappa 2^-53 >= 1, never where kappa 2^-53 <= 2^-24 (its accuracy is asserted there).
+      Outputs oc;
+      try {
+        oc = chunked.run(ec.input, cx.opt);
+      } catch (const std::runtime_error& err) {
+        std::printf("T = %d, |u| = 1e%d, kappa 2^-53 at the last segment's start = %.2g: refused (%.120s...)\n", steps, e,
+                    kappa * 0x1p-53, err.what());
+        EXPECT_NE(std::string(err.what()).find("condition number is at least"), std::string::npos) << err.what();
+        EXPECT_GT(kappa * 0x1p-53, 0x1p-24) << "T = " << steps << ", e = " << e << ": a start within double's reach refused";
         continue;
       }
-      const accuracy::Verdict vc = gate::judge(chunked.run(ec.input, cx.opt), ec).verdict;
+      EXPECT_LT(kappa * 0x1p-53, 1.0) << "T = " << steps << ", e = " << e << ": a start beyond double's reach was not refused";
+      const accuracy::Verdict vc = gate::judge(oc, ec).verdict;
       const accuracy::Verdict vf = gate::judge(fused.run(ef.input, cx.opt), ef).verdict;
       std::printf("T = %d, |u| = 1e%d, kappa 2^-53 at the last segment's start = %.2g: scan twin %s (max group ratio %.3g), fused twin %s\n",
                   steps, e, kappa * 0x1p-53, vc.pass ? "pass" : "FAIL", vc.max_group_ratio, vf.pass ? "pass" : "FAIL");
@@ -686,6 +693,61 @@ TEST(ChunkedTwinFindings, ScanFormsSegmentStartIsFloatAccurateOnlyWhileCondMTime
       EXPECT_TRUE(vf.pass) << "T = " << steps << ", e = " << e << ": " << vf.summary();
     }
   }
+}
+
+// The refusal of a segment start beyond double (core::start_factor_refused, docs/CHUNKED.md 8.27),
+// on a stream made for it: one key repeated (D = 16, u = k^), T = L + 1, so that segment 1 starts
+// from M = lambda0 I + L k^ k^T, of condition 1 + L / lambda0. At lambda0 = 1e-16 (condition 5e18,
+// past 1 / (17 u) = 5.3e14) both scan kinds' twins refuse with the bound in the message; at
+// lambda0 = 1e-6 (5e8) they run. The kernels refuse by the same bound (tests/gpu/test_chunked_cuda.cpp,
+// scan-start-beyond-double); the fused kinds run the stream.
+TEST(ChunkedTwinFindings, ScanFormsRefuseASegmentStartWhoseFactorHasNoCorrectDigit) {
+  const int L = ref::kScanSegmentSteps, D = 16;
+  Stream s;
+  s.dims = {1, L + 1, 1, D, D};
+  const std::size_t n = std::size_t(L + 1) * D;
+  s.q.resize(n), s.k.resize(n), s.v.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int t = int(i / D), j = int(i % D);
+    s.k[i] = 0.1 + 0.05 * j;  // the same key every step
+    s.q[i] = std::sin(0.7 * t + j);
+    s.v[i] = std::cos(0.3 * t + 2 * j);
+  }
+  for (double lambda0 : {1e-16, 1e-6}) {
+    Options opt = preset_options(Preset::paper);
+    opt.lambda0 = lambda0;
+    for (impl::ChunkedKind kind : {impl::ChunkedKind::scan_fp32, impl::ChunkedKind::scan_bf16}) {
+      const Twin chunked = chunked_twin(kind), fused = fused_twin(impl::input_kind(kind));
+      const gate::Expected e = gate::expect(s, opt, chunked.policy);
+      ASSERT_TRUE(e.valid) << e.reason;
+      if (lambda0 < 1e-10) {
+        try {
+          (void)chunked.run(e.input, opt);
+          ADD_FAILURE() << chunked.name << ", lambda0 = " << lambda0 << ": a start of condition 5e18 was not refused";
+        } catch (const std::runtime_error& err) {
+          const std::string what = err.what();
+          EXPECT_NE(what.find("condition number is at least"), std::string::npos) << what;
+          EXPECT_NE(what.find("1 / ((D + 1) u) = 5.3e+14"), std::string::npos) << what;
+          std::printf("%s, lambda0 = %g: %.160s...\n", chunked.name.c_str(), lambda0, what.c_str());
+        }
+      } else {
+        EXPECT_NO_THROW((void)chunked.run(e.input, opt)) << chunked.name << ", lambda0 = " << lambda0;
+      }
+      EXPECT_NO_THROW((void)fused.run(e.input, opt)) << fused.name;
+    }
+  }
+}
+
+TEST(ChunkedTwinFindings, StartFactorBoundIsInfiniteForAFailedPivotAndRefusesFromTheBackwardErrorsReach) {
+  EXPECT_TRUE(std::isinf(core::factor_condition_bound(1.0, 0.0)));
+  EXPECT_TRUE(std::isinf(core::factor_condition_bound(1.0, -1e-300)));
+  EXPECT_TRUE(std::isinf(core::factor_condition_bound(1.0, std::nan(""))));
+  EXPECT_EQ(core::factor_condition_bound(6.0, 2.0), 3.0);
+  const double u = 0x1p-53, at = 1.0 / (17 * u);  // D = 16
+  EXPECT_TRUE(core::start_factor_refused(at, 16, u));
+  EXPECT_FALSE(core::start_factor_refused(at * (1 - 1e-12), 16, u));
+  EXPECT_TRUE(core::start_factor_refused(std::nan(""), 16, u));  // NaN refuses
+  EXPECT_TRUE(core::start_factor_refused(core::factor_condition_bound(1.0, 0.0), 64, u));
 }
 
 // The scan form with every solve of the UT transform recorded: the largest |entry| of its right-hand

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "vla/gpu/tf32.hpp"
 #include "vla/gpu/error_model.hpp"
 #include "vla/gpu/impl.hpp"
+#include "vla/reference/scan_segment.hpp"
 #if defined(VLA_HAVE_CUDA)
 #include "../../gpu/src/chunked_backend.hpp"
 #endif
@@ -72,6 +74,7 @@ struct Case {
   bool drift = false;        // also run the fused kernel of the same input precision
   bool scan = false;         // the scan kinds (else the carried ones)
   std::string refused;       // non-empty: the run must be refused (std::invalid_argument) naming this
+  bool refused_at_run = false;  // ... by std::runtime_error instead: found while running (a segment start beyond double)
 };
 
 // The gates of the scan form's stage 1 on the GPU against the recurrence's
@@ -145,11 +148,12 @@ void run_case(const Case& c, std::uint64_t seed) {
       try {
         impl::run_chunked(s0, c.opt, kind, impl::Device::cuda, c.C);
         fail(tag + ": accepted, expected a refusal naming '" + c.refused + "'");
-      } catch (const std::invalid_argument& e) {
-        if (std::string(e.what()).find(c.refused) == std::string::npos) fail(tag + ": refused without naming '" + c.refused + "': " + e.what());
-        else std::printf("ok   %-62s refused as designed: %s\n", tag.c_str(), e.what());
       } catch (const std::exception& e) {
-        fail(tag + ": expected std::invalid_argument, got: " + e.what());
+        const bool right_type = c.refused_at_run ? dynamic_cast<const std::runtime_error*>(&e) != nullptr
+                                                 : dynamic_cast<const std::invalid_argument*>(&e) != nullptr;
+        if (!right_type) fail(tag + ": expected std::" + (c.refused_at_run ? "runtime_error" : "invalid_argument") + ", got: " + e.what());
+        else if (std::string(e.what()).find(c.refused) == std::string::npos) fail(tag + ": refused without naming '" + c.refused + "': " + e.what());
+        else std::printf("ok   %-62s refused as designed: %.200s\n", tag.c_str(), e.what());
       }
       continue;
     }
@@ -351,6 +355,19 @@ std::vector<Case> cases_for(bool quick) {
 // D, heads past the SM count, the presets (vla-v3 without its ridge, which the
 // form refuses), given and unit-scaled u, the normalize options, the raw readout,
 // an acting den floor, near-collinear keys, long-run drift; and the refusals.
+// A segment start beyond double (docs/CHUNKED.md 8.27; the twin's test is
+// ChunkedTwinFindings.ScanFormsRefuseASegmentStartWhoseFactorHasNoCorrectDigit): keys equal in double
+// (collinear up to 1e-30), u = k^, lambda0 = 1e-16, T = L + 1, so that segment 1 starts from
+// M = 1e-16 I + L k^ k^T (condition ~5e18, past 1 / (17 u) = 5.3e14): refused after the run, naming the bound.
+Case start_beyond_double() {
+  Options o = preset_options(Preset::paper);
+  o.lambda0 = 1e-16;
+  Case z{"scan-start-beyond-double", 1, ref::kScanSegmentSteps + 1, 1, 16, 32, o, ts::Family::gaussian, false, 1e-30};
+  z.refused = "condition number is at least";
+  z.refused_at_run = true;
+  return z;
+}
+
 std::vector<Case> scan_cases_for(bool quick) {
   std::vector<Case> cs;
   const Options paper = preset_options(Preset::paper);
@@ -375,6 +392,7 @@ std::vector<Case> scan_cases_for(bool quick) {
     Case r{"scan-ridge-refused", 1, 40, 2, 32, 32, ridge};
     r.refused = "--ridge-every";
     add(r);
+    add(start_beyond_double());
     return cs;
   }
   for (int C : {32, 64}) {
@@ -425,6 +443,7 @@ std::vector<Case> scan_cases_for(bool quick) {
   r = Case{"scan-delta-floor-refused", 1, 100, 2, 32, 32, o};
   r.refused = "--delta-floor";
   add(r);
+  add(start_beyond_double());
   return cs;
 }
 

@@ -29,6 +29,24 @@ VLA_HD T sm_delta(const T& u_dot_z, double floor) {
   return d;
 }
 
+// The scan form's segment start (docs/CHUNKED.md 8.27): A = M^{-1} from the L D L^T of the n x n
+// M = lambda0 I + sum u u^T, factorised in a precision of unit roundoff u_r. Every pivot D_j and
+// every diagonal entry M_ii lies in [lambda_min(M), lambda_max(M)], so max_i M_ii / min_j D_j is a
+// lower bound on cond(M) (factor_condition_bound; +inf where a pivot is not positive or is NaN:
+// the factorisation failed outright). The computed factor is exact for M + dM with
+// |dM| <= gamma_{n+1} |L| D |L|^T (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed.,
+// Thm 10.3), whose entries are at most about (n + 1) u_r max_i M_ii. A pivot no larger than that
+// is inside the rounding: the factor, hence A, has no correct digit, and the form refuses the run
+// (start_factor_refused) rather than write gates from it.
+template <class T>
+VLA_HD T factor_condition_bound(const T& max_diag, const T& min_pivot) {
+  return min_pivot > T(0) ? T(max_diag / min_pivot) : T(__builtin_huge_val());
+}
+template <class T>
+VLA_HD bool start_factor_refused(const T& condition_bound, int n, const T& unit_roundoff) {
+  return !(condition_bound * T(n + 1) * unit_roundoff < T(1));
+}
+
 // A_ij - z_i z_j / delta, evaluated as A_ij - z_i * g_j with g_j = z_j / delta
 // computed once per column (one division per column, not per element).
 template <class T>

@@ -54,6 +54,7 @@
 #include "vla/reference/chunked.hpp"
 #include "vla/reference/scan_gate_form.hpp"         // ScanGateForm: Woodbury chunks or per-step steps inside a segment
 #include "vla/reference/scan_segment.hpp"       // scan_segment_chunks: the kernels' segment
+#include "vla/reference/scan_start_refusal.hpp"  // the refusal of a segment start beyond the precision
 #include "vla/reference/scan_state_policy.hpp"  // ScanStatePolicy: how the state's chunk products are summed
 
 namespace vla::ref {
@@ -120,13 +121,15 @@ WoodburyGate<GateScalar> scan_woodbury(const Eigen::LLT<Mat<GateScalar>>& chol, 
 template <class GateScalar>
 Eigen::LLT<Mat<GateScalar>> scan_factor(const Mat<GateScalar>& Mc) {
   Eigen::LLT<Mat<GateScalar>> chol(Mc);
-  // M_c = lambda0 I + sum u u^T is positive definite in exact arithmetic; the factorisation fails where
-  // its condition is beyond GateScalar's (docs/FINDINGS.md item 9: a given u far larger than sqrt(lambda0)).
-  if (chol.info() != Eigen::Success)
-    throw std::runtime_error(
-        "run_chunked_scan: Cholesky of M_c failed (not positive definite): M_c = lambda0 I + sum u u^T is numerically singular "
-        "at this precision (its condition number is beyond it, e.g. a given u much larger than sqrt(lambda0)); the scan form "
-        "cannot start a segment here, the recurrent (fused) kinds can run this stream");
+  // M_c = lambda0 I + sum u u^T is positive definite in exact arithmetic; its factor carries no correct
+  // digit where its condition is beyond GateScalar's (docs/FINDINGS.md item 9: e.g. a given u far larger
+  // than sqrt(lambda0)). The kernels refuse by the same bound (core::start_factor_refused, 8.27): the
+  // pivots of L D L^T are the squares of the Cholesky factor's diagonal.
+  const GateScalar bound = core::factor_condition_bound<GateScalar>(
+      Mc.diagonal().maxCoeff(), chol.info() == Eigen::Success ? GateScalar(chol.matrixLLT().diagonal().array().square().minCoeff()) : GateScalar(0));
+  const GateScalar u_r = GateScalar(Eigen::NumTraits<GateScalar>::epsilon() / 2);
+  if (core::start_factor_refused<GateScalar>(bound, int(Mc.rows()), u_r))
+    throw std::runtime_error(scan_start_refusal(double(bound), int(Mc.rows()), double(u_r), "the twin"));
   return chol;
 }
 
