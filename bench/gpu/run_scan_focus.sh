@@ -11,11 +11,14 @@
 # comma-separated; default "L512=", the shipped build; 8.26's variants were e.g.
 # "L256=VLA_SCAN_SEGMENT_STEPS=256 V7=VLA_SCAN_PASS_V7"), TESTS (variant names whose
 # CUDA tests run, default "L512"; FULL=1: every case, else --quick), PREBUILT (a folder holding bench_chunked_NAME and
-# test_gpu_chunked_cuda_NAME, built on another machine with nvcc).
+# test_gpu_chunked_cuda_NAME, built on another machine with nvcc), BUNDLE=1 (the logs as one
+# file, $OUT/scan-focus-logs.tar, for a runner that returns few files).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-logs=${OUT:-scan-focus-logs}
-mkdir -p "$logs"
+out=${OUT:-scan-focus-logs}
+mkdir -p "$out"
+logs=$out
+[ -n "${BUNDLE:-}" ] && logs=$(mktemp -d)
 variants=${VARIANTS:-"L512="}
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
@@ -75,3 +78,6 @@ if [ -x "$t" ] && command -v compute-sanitizer > /dev/null; then
   for f in "$logs"/san_*.log; do echo "$(basename "$f" .log): $(grep -c '^ok ' "$f") ok; $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)"; done
 fi
 stamp done
+if [ -n "${BUNDLE:-}" ]; then
+  tar cf "$out/scan-focus-logs.tar" -C "$logs" --exclude=bin . && echo "logs: $out/scan-focus-logs.tar"
+fi
