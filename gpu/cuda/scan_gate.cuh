@@ -57,9 +57,9 @@ struct GateParams {
   float* A = nullptr;                                 // [B, H, D, D] final A = M_N^{-1}
   GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
-  // Where scan_den and scan_final_A run beside scan_gate: a non-blocking stream and two events
-  // (fork after scan_prefix, join before the launch's end), e.g. the Workspace's; null: after
-  // scan_prefix on the launch's stream.
+  // Where scan_den and scan_final_A run beside scan_gate (or the steps): a non-blocking stream and
+  // two events (fork after scan_prefix, join before the launch's end), e.g. the Workspace's; null:
+  // on the launch's stream after the gates (gate_params' choice beside the float steps, 8.27).
   cudaStream_t side = nullptr;
   cudaEvent_t fork = nullptr, join = nullptr;
   // Probes of the benchmark's breakdown (the launchers leave them): the kernels
