@@ -6,6 +6,7 @@
 #include <string>
 
 #include "registry.hpp"
+#include "vla/core/refused.hpp"
 
 namespace vla::cli {
 std::vector<Command>& registry() {
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {
     std::cerr << "vla: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const vla::core::StreamRefused& e) {  // a stream the chosen implementation cannot run (nothing written)
+    std::cerr << "vla: refused: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "vla: internal error: " << e.what() << "\n";

@@ -14,6 +14,7 @@
 #include "device_io.cuh"
 #include "scan_gate.cuh"
 #include "scan_stages.cuh"
+#include "vla/core/refused.hpp"
 #include "vla/reference/scan_start_refusal.hpp"
 
 namespace vla::gpu {
@@ -58,7 +59,7 @@ void check_gate_start_status(const unsigned* status, int D, const std::string& w
   if (bits == 0) return;
   float bound = 0;
   std::memcpy(&bound, &bits, sizeof bound);
-  throw std::runtime_error(ref::scan_start_refusal(bound, D, 0x1p-53, who));
+  throw core::StreamRefused(ref::scan_start_refusal(bound, D, 0x1p-53, who));
 }
 
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {

@@ -217,6 +217,20 @@ TEST_F(RunErrors, ChunkedImplementationsRunAndPassCheck) {
   expect_bad(in("ch.safetensors") + " --impl fp32 --chunk 32", "--chunk applies to the chunked implementations only");
 }
 
+// A stream the scan kinds cannot start a segment from (one key repeated, lambda0 = 1e-16, T = 513:
+// segment 1 starts from M = 1e-16 I + 512 k^ k^T, far past double; docs/CHUNKED.md 8.27) is refused
+// like bad input: exit 2, the bound in the message, no output; the recurrent kind runs it.
+TEST_F(RunErrors, ScanKindsRefuseASegmentStartBeyondDouble) {
+  Stream s = random_stream(Dims{1, 513, 1, 16, 16}, false, 6);
+  for (std::size_t i = 0; i < s.k.size(); ++i) s.k[i] = 0.1 + 0.05 * double(i % 16);
+  io::save_stream(path("rk.safetensors"), s, io::DType::F32, {}, false);
+  for (const char* impl : {"chunked-scan-fp32", "chunked-scan-bf16"})
+    expect_bad(in("rk.safetensors") + " --impl " + impl + " --chunk 32 --device cpu --lambda0 1e-16",
+               "vla: refused: scan form (the twin): a segment starts from M = lambda0 I + sum u u^T whose condition number is at least");
+  const Result r = run_vla("run " + in("rk.safetensors") + " --impl fp32 --device cpu --lambda0 1e-16 --output '" + path("f.safetensors") + "'");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 // A shape an implementation does not support is refused like any bad input:
 // exit 2 and no output (or, once supported, a complete output).
 TEST_F(RunErrors, UnsupportedShapeIsRefusedCleanly) {

@@ -55,6 +55,7 @@
 #include "vla/reference/scan_gate_form.hpp"         // ScanGateForm: Woodbury chunks or per-step steps inside a segment
 #include "vla/reference/scan_segment.hpp"       // scan_segment_chunks: the kernels' segment
 #include "vla/reference/scan_start_refusal.hpp"  // the refusal of a segment start beyond the precision
+#include "vla/core/refused.hpp"
 #include "vla/reference/scan_state_policy.hpp"  // ScanStatePolicy: how the state's chunk products are summed
 
 namespace vla::ref {
@@ -129,7 +130,7 @@ Eigen::LLT<Mat<GateScalar>> scan_factor(const Mat<GateScalar>& Mc) {
       Mc.diagonal().maxCoeff(), chol.info() == Eigen::Success ? GateScalar(chol.matrixLLT().diagonal().array().square().minCoeff()) : GateScalar(0));
   const GateScalar u_r = GateScalar(Eigen::NumTraits<GateScalar>::epsilon() / 2);
   if (core::start_factor_refused<GateScalar>(bound, int(Mc.rows()), u_r))
-    throw std::runtime_error(scan_start_refusal(double(bound), int(Mc.rows()), double(u_r), "the twin"));
+    throw core::StreamRefused(scan_start_refusal(double(bound), int(Mc.rows()), double(u_r), "the twin"));
   return chol;
 }
 
