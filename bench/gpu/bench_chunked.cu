@@ -169,10 +169,10 @@ void focus() {
     int B, H, T;
   };
   std::printf("\nscan focus (chunked-scan-bf16, C = %d, D = %d, segments of %d steps; ms, medians of 21):\n"
-              "| B | H | T | whole scan | whole, scan_den %s | gate: prep | prefix | seg_inverse | steps | final_A | den | stage (side) | stage (serial) |"
+              "| B | H | T | whole scan | whole, scan_den beside the steps | gate: prep | prefix | seg_inverse | steps | final_A | den | stage (side) | stage (serial) |"
               " state: prep | pass | readout | stage | whole, den and final_A beside the state | fused bf16 |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-              C, D, ref::kScanSegmentSteps, "beside the steps");
+              C, D, ref::kScanSegmentSteps);
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}}) {
     ShapeIO io(sh.B, sh.H, sh.T);
     const gpu::FusedParams p = io.fill(true);

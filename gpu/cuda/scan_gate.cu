@@ -465,7 +465,7 @@ __device__ void check_start_factor(const double* Mp, const double* piv, unsigned
     mp = fmin(mp, __shfl_xor_sync(0xffffffffu, mp, m));
   }
   const double bound = core::factor_condition_bound(md, mp);
-  if (lane == 0 && core::start_factor_refused(bound, D, 0x1p-53)) atomicMax(status, __float_as_uint(float(bound)));
+  if (lane == 0 && core::start_factor_refused(bound, D, start_factor_unit_roundoff())) atomicMax(status, __float_as_uint(float(bound)));
 }
 
 // scan_den: the ratio denominators, block (chunk c, head bh), all chunks at once

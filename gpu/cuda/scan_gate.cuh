@@ -102,6 +102,9 @@ void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s);
 // normaliser sums (B H N D floats) and, where u is not k^ (u given or unit-scaled),
 // u ([B, T, H, D] floats).
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate);
+// The unit roundoff the segment starts' M is factorised in (double), for core::start_factor_refused
+// in the kernels and for the refusal's message on the host.
+__host__ __device__ constexpr double start_factor_unit_roundoff() { return 0x1p-53; }
 // The gate's refusal word in a scratch of this shape: 0 after a launch whose segment starts were
 // all factorised within double's reach, else the float bits of the largest condition bound that
 // was not (docs/CHUNKED.md 8.27). scan_prefix resets it; read it after the launch completes.

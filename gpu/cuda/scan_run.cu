@@ -59,7 +59,7 @@ void check_gate_start_status(const unsigned* status, int D, const std::string& w
   if (bits == 0) return;
   float bound = 0;
   std::memcpy(&bound, &bits, sizeof bound);
-  throw core::StreamRefused(ref::scan_start_refusal(bound, D, 0x1p-53, who));
+  throw core::StreamRefused(ref::scan_start_refusal(bound, D, start_factor_unit_roundoff(), who));
 }
 
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {

@@ -22,6 +22,7 @@
 #include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/tf32.hpp"
 #include "vla/gpu/error_model.hpp"
+#include "vla/core/refused.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/reference/scan_segment.hpp"
 #if defined(VLA_HAVE_CUDA)
@@ -74,7 +75,7 @@ struct Case {
   bool drift = false;        // also run the fused kernel of the same input precision
   bool scan = false;         // the scan kinds (else the carried ones)
   std::string refused;       // non-empty: the run must be refused (std::invalid_argument) naming this
-  bool refused_at_run = false;  // ... by std::runtime_error instead: found while running (a segment start beyond double)
+  bool refused_at_run = false;  // ... by core::StreamRefused instead: found while running (a segment start beyond double)
 };
 
 // The gates of the scan form's stage 1 on the GPU against the recurrence's
@@ -149,9 +150,9 @@ void run_case(const Case& c, std::uint64_t seed) {
         impl::run_chunked(s0, c.opt, kind, impl::Device::cuda, c.C);
         fail(tag + ": accepted, expected a refusal naming '" + c.refused + "'");
       } catch (const std::exception& e) {
-        const bool right_type = c.refused_at_run ? dynamic_cast<const std::runtime_error*>(&e) != nullptr
+        const bool right_type = c.refused_at_run ? dynamic_cast<const core::StreamRefused*>(&e) != nullptr
                                                  : dynamic_cast<const std::invalid_argument*>(&e) != nullptr;
-        if (!right_type) fail(tag + ": expected std::" + (c.refused_at_run ? "runtime_error" : "invalid_argument") + ", got: " + e.what());
+        if (!right_type) fail(tag + ": expected " + (c.refused_at_run ? "core::StreamRefused" : "std::invalid_argument") + ", got: " + e.what());
         else if (std::string(e.what()).find(c.refused) == std::string::npos) fail(tag + ": refused without naming '" + c.refused + "': " + e.what());
         else std::printf("ok   %-62s refused as designed: %.200s\n", tag.c_str(), e.what());
       }
@@ -351,10 +352,6 @@ std::vector<Case> cases_for(bool quick) {
   return cs;
 }
 
-// The scan kinds' cases: the awkward lengths around one and two chunks, every
-// D, heads past the SM count, the presets (vla-v3 without its ridge, which the
-// form refuses), given and unit-scaled u, the normalize options, the raw readout,
-// an acting den floor, near-collinear keys, long-run drift; and the refusals.
 // A segment start beyond double (docs/CHUNKED.md 8.27; the twin's test is
 // ChunkedTwinFindings.ScanFormsRefuseASegmentStartWhoseFactorHasNoCorrectDigit): keys equal in double
 // (collinear up to 1e-30), u = k^, lambda0 = 1e-16, T = L + 1, so that segment 1 starts from
@@ -368,6 +365,10 @@ Case start_beyond_double() {
   return z;
 }
 
+// The scan kinds' cases: the awkward lengths around one and two chunks, every
+// D, heads past the SM count, the presets (vla-v3 without its ridge, which the
+// form refuses), given and unit-scaled u, the normalize options, the raw readout,
+// an acting den floor, near-collinear keys, long-run drift; and the refusals.
 std::vector<Case> scan_cases_for(bool quick) {
   std::vector<Case> cs;
   const Options paper = preset_options(Preset::paper);
