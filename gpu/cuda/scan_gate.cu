@@ -1125,7 +1125,7 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
 #pragma unroll
     for (int cc = 0; cc < CP; ++cc) zc[cc] = 0.0f;
     float e = row_dot(Us, y), c = 0.0f, rdp = 0.0f;
-#pragma unroll 1
+#pragma unroll 2
     for (int s = 0; s < len; ++s) {
       const int n = s + 1 < len ? s + 1 : s;  // at the chunk's last step the product reads the last row again, unused
       const float* un = Us + n * LDU;
@@ -1150,10 +1150,7 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       for (int rr = 0; rr < RP; ++rr) {
         z[rr] = core::sm_lookahead_entry(y[rr], gp[rr], c);
         gn[rr] = z[rr] * rd;
-        yn[rr] = over_columns(yn[rr]);
       }
-      // The next step's c = z_s . u_{s+1} and e = y' . u_{s+1}.
-      const float cn = row_dot(un, z), en = row_dot(un, yn);
       if (cg == 0)
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) {
@@ -1163,6 +1160,11 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       __syncwarp();  // z_s published (the other parity's readers finished before the last step's __syncwarp)
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) zc[cc] = Zs[(s & 1) * LDU + pc0 + cc];
+      // The next step's c = z_s . u_{s+1} and e = y' . u_{s+1}: only the next step's scalars need them, not
+      // its sweep, so with two steps unrolled their butterflies can issue between that sweep's fmas.
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) yn[rr] = over_columns(yn[rr]);
+      const float cn = row_dot(un, z), en = row_dot(un, yn);
 #pragma unroll
       for (int rr = 0; rr < RP; ++rr) {
         gp[rr] = gn[rr];
