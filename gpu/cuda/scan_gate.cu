@@ -430,6 +430,29 @@ __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl,
   }
 }
 
+// M^{-1} = solve_m<D, D> on the identity, the same operations in the same order (the same bits),
+// with the identity's columns formed in registers and each entry handed to sink(r D + c, x) from
+// them: no D x D buffer in shared memory. Why: with it (68 KB) and 100 registers a thread,
+// scan_seg_inverse ran two blocks an SM, the 512 segment starts of B H = 16, T = 16,384 in two
+// waves; without it (35 KB), at most 64 registers (its launch bounds), four an SM: one wave.
+template <int D, class Sink>
+__device__ void solve_identity(const double* L, int ldl, const double* piv, Sink sink) {
+  constexpr int TPC = NT / D, RPT = D / TPC;
+  static_assert(NT % D == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
+  const int s = threadIdx.x % TPC, col = threadIdx.x / TPC;
+  double x[RPT];
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
+#pragma unroll
+  for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) x[m] = x[m] / piv[s + TPC * m];
+#pragma unroll
+  for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) sink((s + TPC * m) * D + col, x[m]);
+}
+
 // Z = P L^{-T} in place on X's columns [0, C) (D rows, ld ldx), L the unit lower
 // factor of I + G (strict part in LG[t ldg + i]): z_t = p_t - sum_{i<t} L(t, i) z_i.
 // Rows are independent: NT / D lanes per row, columns s + TPR m in registers. No barrier.
@@ -735,21 +758,19 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   constexpr int LDM = D + 1, P = packed_size(D);
   double* L = smem;
   double* piv = L + D * LDM;
-  double* X = piv + D;
-  double* colbuf = X + D * LDM;
+  double* colbuf = piv + D;
   const Scratch sc = scratch_of(g);
   const int NS = n_segments(g.T, g.C);
-  for (int e = threadIdx.x; e < D * D; e += NT) X[(e / D) * LDM + e % D] = e / D == e % D ? 1.0 : 0.0;
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
-  solve_m<D, D>(X, LDM, D, L, LDM, piv);
-  __syncthreads();
-  for (int e = threadIdx.x; e < D * D; e += NT) sink(e, X[(e / D) * LDM + e % D]);
+  solve_identity<D>(L, LDM, piv, sink);
 }
+// L, the pivots and the column buffer: no D x D buffer for X (solve_identity), so that the segment
+// starts' blocks fit four an SM.
 template <int D>
 constexpr int inverse_bytes() {
-  return (2 * D * (D + 1) + 3 * D) * 8;
+  return (D * (D + 1) + 3 * D) * 8;
 }
 
 // scan_final_A: A = M_N^{-1} (block per head), rounded to float.
@@ -762,7 +783,7 @@ __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
 
 // scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)).
 template <int D>
-__global__ void __launch_bounds__(NT) seg_inverse_kernel(GateParams g) {
+__global__ void __launch_bounds__(NT, 4) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
   const int seg = blockIdx.x, bh = blockIdx.y;
   double* out = scratch_of(g).ainv + (std::size_t(bh) * n_segments(g.T, g.C) + seg) * D * D;
