@@ -409,6 +409,18 @@ __device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep k
 // (L unit lower, strict part in L[r ldl + c]): per column, L y = x, y /= piv,
 // L^T z = y. NB columns at a time, NT / NB lanes per column holding rows
 // s + TPC m in registers, x_i broadcast by shuffle: no barrier.
+// One column's x <- M^{-1} x in the registers of its TPC lanes (x[m]: row s + TPC m), M = L diag(piv) L^T:
+// L y = x, y /= piv, L^T z = y.
+template <int D, int TPC>
+__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv) {
+#pragma unroll
+  for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
+#pragma unroll
+  for (int m = 0; m < D / TPC; ++m) x[m] = x[m] / piv[s + TPC * m];
+#pragma unroll
+  for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
+}
+
 template <int D, int NB>
 __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl, const double* piv) {
   constexpr int TPC = NT / NB, RPT = D / TPC;
@@ -419,12 +431,7 @@ __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl,
     double x[RPT];
 #pragma unroll
     for (int m = 0; m < RPT; ++m) x[m] = X[(s + TPC * m) * ldx + col];
-#pragma unroll
-    for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
-#pragma unroll
-    for (int m = 0; m < RPT; ++m) x[m] = x[m] / piv[s + TPC * m];
-#pragma unroll
-    for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
+    solve_column<D, TPC>(x, s, L, ldl, piv);
 #pragma unroll
     for (int m = 0; m < RPT; ++m) X[(s + TPC * m) * ldx + col] = x[m];
   }
@@ -443,12 +450,7 @@ __device__ void solve_identity(const double* L, int ldl, const double* piv, Sink
   double x[RPT];
 #pragma unroll
   for (int m = 0; m < RPT; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
-#pragma unroll
-  for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
-#pragma unroll
-  for (int m = 0; m < RPT; ++m) x[m] = x[m] / piv[s + TPC * m];
-#pragma unroll
-  for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
+  solve_column<D, TPC>(x, s, L, ldl, piv);
 #pragma unroll
   for (int m = 0; m < RPT; ++m) sink((s + TPC * m) * D + col, x[m]);
 }
