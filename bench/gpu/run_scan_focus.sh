@@ -12,13 +12,16 @@
 # "L256=VLA_SCAN_SEGMENT_STEPS=256 V7=VLA_SCAN_PASS_V7"), TESTS (variant names whose
 # CUDA tests run, default "L512"; FULL=1: every case, else --quick), PREBUILT (a folder holding bench_chunked_NAME and
 # test_gpu_chunked_cuda_NAME, built on another machine with nvcc), BUNDLE=1 (the logs as one
-# file, $OUT/scan-focus-logs.tar, for a runner that returns few files).
+# file, $OUT/scan-focus-logs.tar, for a runner that returns few files), BUILD_ONLY=1 (build the
+# variants into $OUT/bin and stop: a PREBUILT folder made where nvcc is but no GPU).
+# A variant may be a patch instead of macros: NAME=patch:FILE builds a copy of the tree (without its
+# build folders) with FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-scan-focus-logs}
 mkdir -p "$out"
 logs=$out
-[ -n "${BUNDLE:-}" ] && logs=$(mktemp -d)
+[ -n "${BUNDLE:-}" ] && [ -z "${BUILD_ONLY:-}" ] && logs=$(mktemp -d)
 variants=${VARIANTS:-"L512="}
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
@@ -30,14 +33,22 @@ for v in $variants; do
     bin="${PREBUILT:-/nonexistent}/${tg}_$name"
     if [ ! -x "$bin" ]; then
       [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-L512} " != *" $name "* ]] && continue
-      b=build-focus-$name
+      b=$PWD/build-focus-$name
+      src=$PWD
       defs=()  # the variant's macros for the C++ and the CUDA compiles alike
+      if [[ "$macros" == patch:* ]]; then
+        src=$(mktemp -d)/tree
+        mkdir -p "$src"
+        tar cf - --exclude='./build*' --exclude=./.git --exclude=./reports/gpu/logs . | tar xf - -C "$src"
+        if ! patch -d "$src" -p1 --batch --quiet < "${macros#patch:}"; then echo "variant $name: ${macros#patch:} does not apply"; exit 1; fi
+        macros=
+      fi
       if [ -n "$macros" ]; then
         flags=$(echo "$macros" | sed 's/^/-D/; s/,/ -D/g')
         defs=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_CUDA_FLAGS=$flags")
       fi
       stamp "build $tg ($name: ${macros:-shipped})"
-      if ! { cmake -S gpu/standalone -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \
+      if ! { cmake -S "$src/gpu/standalone" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \
                -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" && cmake --build "$b" -j "$(nproc)" --target "$tg"; } > "$logs/build_$name.log" 2>&1; then
         tail -30 "$logs/build_$name.log"; echo "build failed"; exit 1
       fi
@@ -46,6 +57,7 @@ for v in $variants; do
     eval "bin_${tg}_$name=\$bin"
   done
 done
+if [ -n "${BUILD_ONLY:-}" ]; then stamp "built: $(ls "$logs/bin" 2> /dev/null | tr '\n' ' ')"; exit 0; fi
 for v in $variants; do
   name=${v%%=*}
   eval "b=\$bin_bench_chunked_$name"
