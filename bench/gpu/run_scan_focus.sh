@@ -29,28 +29,30 @@ stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 cat "$logs/env.txt"
 for v in $variants; do
   name=${v%%=*}; macros=${v#*=}
+  b=$PWD/build-focus-$name
+  src=$PWD      # the tree the variant builds from: this one, or a patched copy made once
+  made=         # whether that copy is made yet (only where a binary is to be built)
+  label=${macros:-shipped}
+  defs=()  # the variant's macros for the C++ and the CUDA compiles alike
+  if [[ "$macros" != patch:* && -n "$macros" ]]; then
+    flags=$(echo "$macros" | sed 's/^/-D/; s/,/ -D/g')
+    defs=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_CUDA_FLAGS=$flags")
+  fi
   for tg in bench_chunked test_gpu_chunked_cuda; do
     bin="${PREBUILT:-/nonexistent}/${tg}_$name"
     if [ ! -x "$bin" ]; then
       [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-L512} " != *" $name "* ]] && continue
-      b=$PWD/build-focus-$name
-      src=$PWD
-      defs=()  # the variant's macros for the C++ and the CUDA compiles alike
-      if [[ "$macros" == patch:* ]]; then
+      if [[ "$macros" == patch:* && -z "$made" ]]; then
         src=$(mktemp -d)/tree
         mkdir -p "$src"
         tar cf - --exclude='./build*' --exclude=./.git --exclude=./reports/gpu/logs . | tar xf - -C "$src"
         if ! patch -d "$src" -p1 --batch --quiet < "${macros#patch:}"; then echo "variant $name: ${macros#patch:} does not apply"; exit 1; fi
-        macros=
+        made=1
       fi
-      if [ -n "$macros" ]; then
-        flags=$(echo "$macros" | sed 's/^/-D/; s/,/ -D/g')
-        defs=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_CUDA_FLAGS=$flags")
-      fi
-      stamp "build $tg ($name: ${macros:-shipped})"
+      stamp "build $tg ($name: $label)"
       if ! { cmake -S "$src/gpu/standalone" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \
-               -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" && cmake --build "$b" -j "$(nproc)" --target "$tg"; } > "$logs/build_$name.log" 2>&1; then
-        tail -30 "$logs/build_$name.log"; echo "build failed"; exit 1
+               -DVLA_EIGEN_DIR="${VLA_EIGEN_DIR:-/usr/include/eigen3}" && cmake --build "$b" -j "$(nproc)" --target "$tg"; } > "$logs/build_${name}_$tg.log" 2>&1; then
+        tail -30 "$logs/build_${name}_$tg.log"; echo "build failed"; exit 1
       fi
       mkdir -p "$logs/bin" && cp "$b/bin/$tg" "$logs/bin/${tg}_$name" && bin="$logs/bin/${tg}_$name"
     fi
