@@ -27,11 +27,12 @@ t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 { date -u '+date (UTC): %F %T'; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1; } > "$logs/env.txt" 2>&1
 cat "$logs/env.txt"
+copies=()  # the patched trees, removed on exit (their builds stay in build-focus-NAME)
+trap 'rm -rf "${copies[@]}"' EXIT
 for v in $variants; do
   name=${v%%=*}; macros=${v#*=}
   b=$PWD/build-focus-$name
-  src=$PWD      # the tree the variant builds from: this one, or a patched copy made once
-  made=         # whether that copy is made yet (only where a binary is to be built)
+  src=$PWD  # the tree the variant builds from: this one, or a patched copy made once (where a binary is built)
   label=${macros:-shipped}
   defs=()  # the variant's macros for the C++ and the CUDA compiles alike
   if [[ "$macros" != patch:* && -n "$macros" ]]; then
@@ -42,12 +43,11 @@ for v in $variants; do
     bin="${PREBUILT:-/nonexistent}/${tg}_$name"
     if [ ! -x "$bin" ]; then
       [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-L512} " != *" $name "* ]] && continue
-      if [[ "$macros" == patch:* && -z "$made" ]]; then
-        src=$(mktemp -d)/tree
+      if [[ "$macros" == patch:* && "$src" == "$PWD" ]]; then
+        copy=$(mktemp -d); copies+=("$copy"); src=$copy/tree
         mkdir -p "$src"
         tar cf - --exclude='./build*' --exclude=./.git --exclude=./reports/gpu/logs . | tar xf - -C "$src"
         if ! patch -d "$src" -p1 --batch --quiet < "${macros#patch:}"; then echo "variant $name: ${macros#patch:} does not apply"; exit 1; fi
-        made=1
       fi
       stamp "build $tg ($name: $label)"
       if ! { cmake -S "$src/gpu/standalone" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \

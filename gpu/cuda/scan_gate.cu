@@ -405,10 +405,6 @@ __device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep k
   }
 }
 
-// X (D rows, ld ldx, columns [0, ncols)) <- M^{-1} X with M = L diag(piv) L^T
-// (L unit lower, strict part in L[r ldl + c]): per column, L y = x, y /= piv,
-// L^T z = y. NB columns at a time, NT / NB lanes per column holding rows
-// s + TPC m in registers, x_i broadcast by shuffle: no barrier.
 // One column's x <- M^{-1} x in the registers of its TPC lanes (x[m]: row s + TPC m), M = L diag(piv) L^T:
 // L y = x, y /= piv, L^T z = y.
 template <int D, int TPC>
@@ -421,6 +417,10 @@ __device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const 
   for (int i = D - 1; i > 0; --i) eliminate<TPC>(x, i, s, [&](int r) { return r < i; }, [&](int r) { return L[i * ldl + r]; });
 }
 
+// X (D rows, ld ldx, columns [0, ncols)) <- M^{-1} X with M = L diag(piv) L^T
+// (L unit lower, strict part in L[r ldl + c]): per column, L y = x, y /= piv,
+// L^T z = y. NB columns at a time, NT / NB lanes per column holding rows
+// s + TPC m in registers, x_i broadcast by shuffle: no barrier.
 template <int D, int NB>
 __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl, const double* piv) {
   constexpr int TPC = NT / NB, RPT = D / TPC;
