@@ -14,8 +14,9 @@
 # test_gpu_chunked_cuda_NAME, built on another machine with nvcc), BUNDLE=1 (the logs as one
 # file, $OUT/scan-focus-logs.tar, for a runner that returns few files), BUILD_ONLY=1 (build the
 # variants into $OUT/bin and stop: a PREBUILT folder made where nvcc is but no GPU).
-# A variant may be a patch instead of macros: NAME=patch:FILE builds a copy of the tree (without its
-# build folders) with FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/.
+# A variant may be a patch: NAME=patch:FILE builds a copy of the tree (without its build folders) with
+# FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/; NAME=MACROS,patch:FILE
+# builds that copy with the macros too.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-scan-focus-logs}
@@ -30,12 +31,13 @@ cat "$logs/env.txt"
 copies=()  # the patched trees, removed on exit (their builds stay in build-focus-NAME)
 trap 'rm -rf "${copies[@]}"' EXIT
 for v in $variants; do
-  name=${v%%=*}; macros=${v#*=}
+  name=${v%%=*}; macros=${v#*=}; pfile=
+  if [[ "$macros" == *patch:* ]]; then pfile=${macros#*patch:}; macros=${macros%patch:*}; macros=${macros%,}; fi
   b=$PWD/build-focus-$name
   src=$PWD  # the tree the variant builds from: this one, or a patched copy made once (where a binary is built)
-  label=${macros:-shipped}
+  label=${macros:-shipped}${pfile:+ + $pfile}
   defs=()  # the variant's macros for the C++ and the CUDA compiles alike
-  if [[ "$macros" != patch:* && -n "$macros" ]]; then
+  if [ -n "$macros" ]; then
     flags=$(echo "$macros" | sed 's/^/-D/; s/,/ -D/g')
     defs=("-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_CUDA_FLAGS=$flags")
   fi
@@ -43,11 +45,11 @@ for v in $variants; do
     bin="${PREBUILT:-/nonexistent}/${tg}_$name"
     if [ ! -x "$bin" ]; then
       [ "$tg" = test_gpu_chunked_cuda ] && [[ " ${TESTS:-L512} " != *" $name "* ]] && continue
-      if [[ "$macros" == patch:* && "$src" == "$PWD" ]]; then
+      if [[ -n "$pfile" && "$src" == "$PWD" ]]; then
         copy=$(mktemp -d); copies+=("$copy"); src=$copy/tree
         mkdir -p "$src"
         tar cf - --exclude='./build*' --exclude=./.git --exclude=./reports/gpu/logs . | tar xf - -C "$src"
-        if ! patch -d "$src" -p1 --batch --quiet < "${macros#patch:}"; then echo "variant $name: ${macros#patch:} does not apply"; exit 1; fi
+        if ! patch -d "$src" -p1 --batch --quiet < "$pfile"; then echo "variant $name: $pfile does not apply"; exit 1; fi
       fi
       stamp "build $tg ($name: $label)"
       if ! { cmake -S "$src/gpu/standalone" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \
