@@ -406,11 +406,14 @@ __device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep k
 }
 
 // One column's x <- M^{-1} x in the registers of its TPC lanes (x[m]: row s + TPC m), M = L diag(piv) L^T:
-// L y = x, y /= piv, L^T z = y.
+// L y = x, y /= piv, L^T z = y. The forward steps i < first are skipped (first warp-uniform): the caller
+// says that x_i = 0 for i < first in every column of the warp, so those steps would compute
+// x_r - L_ri * 0 = x_r exactly (L finite: a factor with a non-finite entry is refused, 8.27).
 template <int D, int TPC>
-__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv) {
+__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv, int first = 0) {
 #pragma unroll
-  for (int i = 0; i < D - 1; ++i) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
+  for (int i = 0; i < D - 1; ++i)
+    if (i >= first) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
 #pragma unroll
   for (int m = 0; m < D / TPC; ++m) x[m] = x[m] / piv[s + TPC * m];
 #pragma unroll
@@ -450,7 +453,8 @@ __device__ void solve_identity(const double* L, int ldl, const double* piv, Sink
   double x[RPT];
 #pragma unroll
   for (int m = 0; m < RPT; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
-  solve_column<D, TPC>(x, s, L, ldl, piv);
+  // The identity's column col has x_i = 0 for i < col: the warp's forward steps below its first column change nothing.
+  solve_column<D, TPC>(x, s, L, ldl, piv, (threadIdx.x / 32) * (32 / TPC));
 #pragma unroll
   for (int m = 0; m < RPT; ++m) sink((s + TPC * m) * D + col, x[m]);
 }
@@ -1063,26 +1067,40 @@ __device__ __forceinline__ void store_final_a(const GateParams& g, int bh, int r
 // buffers. Every 32 steps lane t forms ||w_t|| (its entries in order; the 2^-64
 // rescaling where the sum of squares overflows, as ref::col_norm) and the warp
 // writes a^ = w / ||w|| (the twin's division) row by row, coalesced.
-template <int D>
+//
+// Where the chunk's w rows live (WOVER; the same operations on the same values, so the same bits: the
+// device tests compare both, docs/CHUNKED.md 8.33): in a buffer of their own (C x (D + 1) floats), or
+// over the chunk's u rows, step s writing w_s over u_s, which no later step of the chunk reads, with the
+// entries rotated by s so that lane t reading row t's entry j (the norms) and the lanes reading one row
+// (the gates' stores) hit distinct banks. The own buffer holds the kernel at seven blocks an SM by shared
+// memory (924 a wave on 132 SMs), over u eight fit (the registers' bound, 1,056 a wave), but ptxas then
+// spills 44 bytes instead of 24. Measured on an H100 (reports/gpu/2026-12-06-h100-head-check-w-over-u.md):
+// over u the steps take 1.353 ms against 1.517 at B H = 16, T = 65,536 (2,048 segments: two waves
+// instead of three) and 4.18 against 4.39 at B = 8, H = 128, but 0.387 against 0.377 at T = 16,384 (512
+// segments, one wave either way). So the launcher takes WOVER only where the blocks exceed one wave of
+// the own buffer's layout (steps_w_over_u).
+template <int D, bool WOVER = false>
 struct WarpStepPlan {
   static constexpr int RP = D / 8, CP = D / 4, CH = 32;
   // u rows padded by 4 floats after every CP columns: the four column blocks' 16-byte loads in distinct banks.
   static constexpr int PAD = 4, LDU = D + 4 * PAD, LDW = D + 1;
-  // Shared floats: u of two chunks, z (two parities), w of the chunk's steps, their norms.
-  static constexpr int oU = 0, oZ = oU + 2 * CH * LDU, oW = oZ + 2 * LDU, oN = oW + CH * LDW, floats = oN + CH;
+  // Shared floats: u of two chunks, z (two parities), w of the chunk's steps (none with WOVER), their norms.
+  static constexpr int oU = 0, oZ = oU + 2 * CH * LDU, oW = oZ + 2 * LDU, oN = oW + (WOVER ? 0 : CH * LDW), floats = oN + CH;
+  // w_s's entry r: row s of the w buffer, or of the chunk's u rows rotated by s (WOVER).
+  __host__ __device__ static constexpr int wrow(int s, int r) { return WOVER ? s * LDU + (r + s) % D : s * LDW + r; }
   static constexpr int bytes = floats * 4;
   static_assert(D % 16 == 0 && CP % 4 == 0 && (LDU * 4) % 16 == 0, "16-byte pieces of u rows");
   __host__ __device__ static constexpr int col(int c) { return c + (c / CP) * PAD; }
 };
 
-template <int D>
+template <int D, bool WOVER>
 __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
-  using Pl = WarpStepPlan<D>;
-  constexpr int RP = Pl::RP, CP = Pl::CP, CH = Pl::CH, LDU = Pl::LDU, LDW = Pl::LDW;
+  using Pl = WarpStepPlan<D, WOVER>;
+  constexpr int RP = Pl::RP, CP = Pl::CP, CH = Pl::CH, LDU = Pl::LDU;
   extern __shared__ __align__(16) float wsm[];
   float* Ub = wsm + Pl::oU;
   float* Zs = wsm + Pl::oZ;
-  float* Ws = wsm + Pl::oW;
+  float* Wown = wsm + Pl::oW;  // the w rows' own buffer (unused with WOVER)
   float* Ns = wsm + Pl::oN;
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
@@ -1134,7 +1152,9 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     const int len = min(CH, t_end - t0);
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncwarp();  // the chunk's u landed for every lane; every lane is done with the last chunk's w and norms
-    const float* Us = Ub + buf * CH * LDU;
+    float* const Uw = Ub + buf * CH * LDU;  // the chunk's u rows (with WOVER, row s from step s on: w_s)
+    const float* Us = Uw;
+    float* const Ws = WOVER ? Uw : Wown;  // the chunk's w rows, entries at Pl::wrow
     if (t0 + CH < t_end) fetch(t0 + CH, Ub + (buf ^ 1) * CH * LDU);
     // Prologue: y = A u_0 (nothing pending), e = u_0 . y, c = 0 (z_{-1} = 0, g = 0).
     float y[RP], gp[RP], zc[CP];
@@ -1150,8 +1170,10 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     float e = row_dot(Us, y), c = 0.0f, rdp = 0.0f;
 #pragma unroll 2
     for (int s = 0; s < len; ++s) {
-      const int n = s + 1 < len ? s + 1 : s;  // at the chunk's last step the product reads the last row again, unused
-      const float* un = Us + n * LDU;
+      // At the chunk's last step the product's row is unused: the last u row again, or with WOVER the z row
+      // of the other parity (stable this step), not the own row, which this step overwrites with w_s.
+      const int n = s + 1 < len ? s + 1 : s;
+      const float* un = WOVER && n == s ? Zs + ((s + 1) & 1) * LDU : Us + n * LDU;
       // Step s - 1's update and the next step's product y' = A_{s-1} u_{s+1}.
       float yn[RP];
 #pragma unroll
@@ -1178,9 +1200,16 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
 #pragma unroll
         for (int rr = 0; rr < RP; ++rr) {
           Zs[(s & 1) * LDU + Pl::col(r0 + rr)] = z[rr];
-          Ws[s * LDW + r0 + rr] = core::sm_gate_entry(z[rr], gn[rr], uz);
+          if constexpr (!WOVER) Ws[Pl::wrow(s, r0 + rr)] = core::sm_gate_entry(z[rr], gn[rr], uz);
         }
       __syncwarp();  // z_s published (the other parity's readers finished before the last step's __syncwarp)
+      // w_s over u_s after the barrier: every lane is then done with step s - 1, the last reader of row s.
+      if constexpr (WOVER) {
+        if (cg == 0) {
+#pragma unroll
+          for (int rr = 0; rr < RP; ++rr) Ws[Pl::wrow(s, r0 + rr)] = core::sm_gate_entry(z[rr], gn[rr], uz);
+        }
+      }
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) zc[cc] = Zs[(s & 1) * LDU + pc0 + cc];
       // The next step's c = z_s . u_{s+1} and e = y' . u_{s+1}: only the next step's scalars need them, not
@@ -1200,19 +1229,20 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     for (int cc = 0; cc < CP; ++cc)
 #pragma unroll
       for (int rr = 0; rr < RP; ++rr) a[rr][cc] = core::sm_row_entry(a[rr][cc], gp[rr], zc[cc]);
+    if constexpr (WOVER) __syncwarp();  // the last step's w, written after the loop's last barrier
     // a^_t = w_t / ||w_t|| (or w_t): lane t's norm, then the rows, coalesced.
     if (g.normalize_gate) {
       float s2 = 0.0f, s2l = 0.0f;
       if (lane < len)
 #pragma unroll 8
-        for (int j = 0; j < D; ++j) add_norm_terms(Ws[lane * LDW + j], s2, s2l);
+        for (int j = 0; j < D; ++j) add_norm_terms(Ws[Pl::wrow(lane, j)], s2, s2l);
       Ns[lane] = group_norm<1, float>(s2, s2l);  // a step's whole sums in one lane: no butterfly
     }
     __syncwarp();  // the norms
 #pragma unroll 1
     for (int t = 0; t < len; ++t) {
       float* out = g.out.gate + row_of(t0 + t);
-      for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[t * LDW + j] / Ns[t] : Ws[t * LDW + j];
+      for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[Pl::wrow(t, j)] / Ns[t] : Ws[Pl::wrow(t, j)];
     }
   }
   // The stream's last segment hands on the final A = M_N^{-1}: the A its steps leave (no
@@ -1437,6 +1467,18 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D
   if (seg == NS - 1) store_final_a(g, bh, r0, c0, a);
 }
 
+// The float steps' layout (WarpStepPlan's WOVER): GateParams::steps_layout where forced, else w over u
+// where the blocks (one a segment and head) exceed one wave of the own-buffer layout on this device.
+template <int D>
+bool steps_w_over_u(const GateParams& g) {
+  if (g.steps_layout != ScanStepsLayout::automatic) return g.steps_layout == ScanStepsLayout::w_over_u;
+  int dev = 0, sms = 0, per_sm = 0;
+  VLA_CUDA_CHECK(cudaGetDevice(&dev));
+  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes));
+  return static_cast<long long>(n_segments(g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * sms;
+}
+
 template <class Prec, int D, int C>
 void launch_typed(const GateParams& g, cudaStream_t s) {
   const int BH = g.B * g.H, P = packed_size(D);
@@ -1488,7 +1530,8 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
       } else if (g.steps_float && look) {
         if (g.kt_out) throw std::invalid_argument("scan gate: the state prep folds into the double steps kernel only (GateParams::steps_float false)");
-        on_grid(steps_warp_kernel<D>, 32, WarpStepPlan<D>::bytes);
+        if (steps_w_over_u<D>(g)) on_grid(steps_warp_kernel<D, true>, 32, WarpStepPlan<D, true>::bytes);
+        else on_grid(steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes);
       } else if (g.kt_out) {
         if constexpr (C == 32 && D >= 32) {
           if (look) on_grid(steps_kernel<D, false, true, true>, StepPlan<D, false, true, true>::NTS, StepPlan<D, false, true, true>::bytes);

@@ -42,6 +42,7 @@
 #include "scan_stages.cuh"
 #include "vla/core/spec.hpp"
 #include "vla/reference/scan_gate_form.hpp"
+#include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/fused.hpp"
 
 namespace vla::gpu::scan {
@@ -78,6 +79,9 @@ struct GateParams {
   // The look-ahead's steps in float, one warp a segment (docs/CHUNKED.md 8.23): gate_params sets it
   // as ref::kernel_scan_steps_float (chunked-scan-bf16, u = k^); acts only with the look-ahead form.
   bool steps_float = false;
+  // Where the float steps keep a chunk's w rows (steps_warp_kernel's WOVER; the same bits either way):
+  // automatic is the launcher's choice by the device's occupancy (scan_gate.cu steps_w_over_u).
+  ScanStepsLayout steps_layout = ScanStepsLayout::automatic;
   // The state stage's prep done by the steps kernel in each chunk's epilogue (8.18; where
   // gate_folds_state_prep): v ([B, T, H, D], bf16 bit patterns under bf16_io, else float)
   // and the state scratch's Kt and Vt ([B H, ceil(T / C) C, D] floats, scan_state.cuh

@@ -62,8 +62,11 @@ void check_gate_start_status(const unsigned* status, int D, const std::string& w
   throw core::StreamRefused(ref::scan_start_refusal(bound, D, start_factor_unit_roundoff(), who));
 }
 
+ScanStepsLayout forced_steps_layout = ScanStepsLayout::automatic;  // set_scan_steps_layout (tests, bench)
+
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
   GateParams g;
+  g.steps_layout = forced_steps_layout;
   g.B = p.B, g.T = p.T, g.H = p.H, g.D = p.D, g.C = C;
   g.bf16_io = bf16_io;
   g.q = p.q, g.k = p.k, g.u = p.u;
@@ -131,6 +134,8 @@ void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s) 
 }
 
 }  // namespace scan
+
+void set_scan_steps_layout(ScanStepsLayout layout) { scan::forced_steps_layout = layout; }
 
 Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKind kind, int C) {
   if (!impl::is_scan(kind)) throw std::invalid_argument("run_cuda_scan: " + impl::to_string(kind) + " is not a scan kind");

@@ -49,6 +49,13 @@ void use_layout(gpu::ChunkedLayout layout) {
   (void)layout;
 #endif
 }
+void use_steps_layout(gpu::ScanStepsLayout layout) {
+#if defined(VLA_HAVE_CUDA)
+  gpu::set_scan_steps_layout(layout);
+#else
+  (void)layout;
+#endif
+}
 
 // sqrt(sum (a-b)^2 / sum b^2) over a tensor; non-finite a counted apart.
 double rel_fro(const std::vector<double>& a, const std::vector<double>& b, std::size_t& nonfinite) {
@@ -194,10 +201,22 @@ void run_case(const Case& c, std::uint64_t seed) {
         const double eo = rel_fro(gpu.o, ref.o, nf), eS = rel_fro(gpu.S, ref.S, nf), eA = rel_fro(gpu.A, ref.A, nf),
                      en = rel_fro(gpu.state_norm, ref.state_norm, nf);
         std::string same;
+        bool layouts_same = true;
         if (c.scan) {
           char g[64];
           std::snprintf(g, sizeof g, " | gates vs double recurrence %.2e", scan_gate_error(s, c.opt, kind, c.C));
           same = g;
+          // chunked-scan-bf16's float steps keep a chunk's w rows in a buffer of their own or over its u rows
+          // (the launcher's choice by occupancy): both forced must give the automatic run's bits.
+          if (kind == ChunkedKind::scan_bf16) {
+            for (gpu::ScanStepsLayout sl : {gpu::ScanStepsLayout::w_own, gpu::ScanStepsLayout::w_over_u}) {
+              use_steps_layout(sl);
+              const Outputs other = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
+              use_steps_layout(gpu::ScanStepsLayout::automatic);
+              layouts_same = layouts_same && ts::same_bits(other, gpu);
+            }
+            same += std::string(" | steps' w layouts same bits: ") + (layouts_same ? "yes" : "NO");
+          }
         } else if (layout == gpu::ChunkedLayout::plain) {
           plain = gpu;
         } else {
@@ -215,10 +234,12 @@ void run_case(const Case& c, std::uint64_t seed) {
         if (nf) fail(ltag + ": " + std::to_string(nf) + " non-finite (unwritten or overflowed) elements");
         if (!v.pass) fail(ltag + ": kernel outside the error model");
         if (layout == gpu::ChunkedLayout::pipelined && !ts::same_bits(gpu, plain)) fail(ltag + ": the pipelined schedule differs from the plain one in some bit");
+        if (!layouts_same) fail(ltag + ": the float steps' two w layouts differ in some bit");
       }
       if (!vt.pass) fail(tag + ": the CPU twin outside the error model: " + vt.summary());
     } catch (const std::exception& e) {
       use_layout(gpu::ChunkedLayout::automatic);
+      use_steps_layout(gpu::ScanStepsLayout::automatic);
       fail(tag + ": " + e.what());
     }
   }

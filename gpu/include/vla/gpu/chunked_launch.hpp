@@ -17,8 +17,14 @@ namespace vla::gpu {
 // (B H <= SMs), plain otherwise (measured: chunked_dispatch.cuh). set_chunked_layout forces the layout of
 // later launches (tests and bench; pipelined where C = 32, plain elsewhere).
 enum class ChunkedLayout { automatic, plain, pipelined };
+// Where chunked-scan-bf16's float steps keep a chunk's w rows (docs/CHUNKED.md 8.33): in a buffer
+// of their own, or over the chunk's u rows. Both give the same bits. automatic: over u where the
+// steps' blocks exceed one wave of the other layout (measured faster there, slower otherwise).
+// set_scan_steps_layout forces the layout of later launches (tests and bench).
+enum class ScanStepsLayout { automatic, w_own, w_over_u };
 #if defined(VLA_HAVE_CUDA)
 void set_chunked_layout(ChunkedLayout layout);
+void set_scan_steps_layout(ScanStepsLayout layout);
 
 // kind: chunked-fp32 (SIMT), chunked-bf16 or chunked-tf32 (tensor cores); C = chunk size.
 // Throws std::invalid_argument for an unsupported (D, C) and std::runtime_error
