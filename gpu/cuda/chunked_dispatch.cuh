@@ -10,6 +10,7 @@
 
 #include "check.cuh"
 #include "chunked_kernel.cuh"
+#include "device_sms.cuh"
 #include "vla/gpu/chunked_launch.hpp"
 #include "vla/gpu/fused.hpp"
 
@@ -24,18 +25,6 @@ KernelInfo pipelined_info_prec(int D, int C);
 
 // The layout forced by set_chunked_layout (chunked_run.cu).
 extern ChunkedLayout forced_layout;
-
-// Multiprocessors of the current device (cached per device).
-inline int device_sms() {
-  int dev = 0;
-  VLA_CUDA_CHECK(cudaGetDevice(&dev));
-  static int cached_dev = -1, sms = 0;
-  if (dev != cached_dev) {
-    VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    cached_dev = dev;
-  }
-  return sms;
-}
 
 // One wave of blocks (B H <= SMs): each block fetches its next chunk while it
 // computes. Several waves: no prefetch, and without U (u = k) the C = 32 plan

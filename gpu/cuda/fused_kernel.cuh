@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "check.cuh"
+#include "device_sms.cuh"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/fused.hpp"
 #include "vla/gpu/fused_traits.hpp"
@@ -784,10 +785,7 @@ long long wave_blocks() {
     VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, vla_fused_kernel<Tr, Prec>, block_threads<Tr>(), smem_bytes<Tr, Prec>()));
     return n;
   }();
-  int dev = 0, sms = 0;
-  VLA_CUDA_CHECK(cudaGetDevice(&dev));
-  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return static_cast<long long>(per_sm) * sms;
+  return static_cast<long long>(per_sm) * device_sms();
 }
 
 // Whether launch p at head dimension D runs the many-heads layout: asked for,

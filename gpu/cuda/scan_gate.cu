@@ -12,6 +12,7 @@
 #include <string>
 
 #include "check.cuh"
+#include "device_sms.cuh"
 #include "dmma_tile.cuh"
 #include "scan_gate.cuh"
 #include "scan_prep_core.cuh"
@@ -1472,11 +1473,12 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D
 template <int D>
 bool steps_w_over_u(const GateParams& g) {
   if (g.steps_layout != ScanStepsLayout::automatic) return g.steps_layout == ScanStepsLayout::w_over_u;
-  int dev = 0, sms = 0, per_sm = 0;
-  VLA_CUDA_CHECK(cudaGetDevice(&dev));
-  VLA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes));
-  return static_cast<long long>(n_segments(g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * sms;
+  static const int per_sm = [] {  // the kernel's blocks an SM (its resources), asked once
+    int n = 0;
+    VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes));
+    return n;
+  }();
+  return static_cast<long long>(n_segments(g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * device_sms();
 }
 
 template <class Prec, int D, int C>
