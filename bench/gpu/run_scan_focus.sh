@@ -16,7 +16,8 @@
 # variants into $OUT/bin and stop: a PREBUILT folder made where nvcc is but no GPU).
 # A variant may be a patch: NAME=patch:FILE builds a copy of the tree (without its build folders) with
 # FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/; NAME=MACROS,patch:FILE
-# builds that copy with the macros too.
+# builds that copy with the macros too. TEST_TIMEOUT and SAN_TIMEOUT (seconds, default 300 and 150): each test shard's
+# and each sanitizer job's limit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-scan-focus-logs}
@@ -76,7 +77,7 @@ for name in ${TESTS:-L512}; do
   [ -x "$t" ] || continue
   qarg=--quick; [ -n "${FULL:-}" ] && qarg=
   stamp "scan tests $name (${qarg:-every case}, 12 shards)"
-  for i in $(seq 0 11); do timeout 300 "$t" $qarg --kinds scan --shard "$i/12" > "$logs/tests_${name}_$i.log" 2>&1; echo "exit $?" >> "$logs/tests_${name}_$i.log" & done
+  for i in $(seq 0 11); do timeout "${TEST_TIMEOUT:-300}" "$t" $qarg --kinds scan --shard "$i/12" > "$logs/tests_${name}_$i.log" 2>&1; echo "exit $?" >> "$logs/tests_${name}_$i.log" & done
   wait
   cat "$logs"/tests_${name}_*.log > "$logs/tests_$name.log" && rm -f "$logs"/tests_${name}_*.log
   echo "$name: $(grep -c '^ok ' "$logs/tests_$name.log") ok, $(grep -c '^FAIL' "$logs/tests_$name.log") FAIL, exits: $(grep '^exit' "$logs/tests_$name.log" | sort | uniq -c | tr '\n' ' ')"
@@ -88,7 +89,7 @@ if [ -x "$t" ] && command -v compute-sanitizer > /dev/null; then
   stamp "compute-sanitizer on $first: memcheck shards 0, 5; racecheck 3; initcheck 7 (of 12)"
   for job in memcheck:0 memcheck:5 racecheck:3 initcheck:7; do
     tool=${job%:*}; i=${job#*:}
-    timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --quick --kinds scan --shard "$i/12" > "$logs/san_${tool}_$i.log" 2>&1 &
+    timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" --quick --kinds scan --shard "$i/12" > "$logs/san_${tool}_$i.log" 2>&1 &
   done
   wait
   for f in "$logs"/san_*.log; do echo "$(basename "$f" .log): $(grep -c '^ok ' "$f") ok; $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)"; done

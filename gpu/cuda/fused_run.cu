@@ -28,6 +28,8 @@ bool cuda_device_present() {
 void launch_fused(const FusedParams& p, impl::Kind kind, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("fused kernel: B, T and H must be >= 1");
+  if (!p.q || !p.k || !p.v || !p.o || !p.S || !p.A || !p.state_norm)
+    throw std::invalid_argument("fused kernel: q, k, v, o, S, A and state_norm are required (the fused kernels always form the norms)");
   require_aligned_inputs(p, "fused kernel");
   switch (kind) {
     case impl::Kind::fp32: return detail::launch_prec<PrecFp32>(p, s);

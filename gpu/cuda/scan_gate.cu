@@ -124,7 +124,7 @@ struct PrepPlan {
   // DMMA fragment, and the four steps of a feature store, hit distinct banks.
   static constexpr int LDU = D + 8;
   static constexpr int TD = D / 8, TILES = TD * (TD + 1) / 2, TPW = (TILES + NW - 1) / NW;  // Gram tiles, per warp
-  static int bytes(bool u_loaded) { return 2 * (u_loaded ? 3 : 2) * TILE + 2 * C * LDU * int(sizeof(float)); }
+  static int bytes(bool u_loaded) { return 2 * (u_loaded ? 3 : 2) * TILE + 3 * C * LDU * int(sizeof(float)); }
   static_assert(NT % C == 0 && D % TPS == 0 && D * int(sizeof(In)) % 16 == 0 && C % 4 == 0, "prep tiles");
 };
 
@@ -143,6 +143,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
   const int nraw = g.u ? 3 : 2;  // raw tiles per stage: q, k (and u where given)
   float* su = reinterpret_cast<float*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDU] u of the chunk, 0 past len
   float* sphik = su + C * LDU;                                            // [C][LDU] phi(k) of the chunk
+  float* sphiq = sphik + C * LDU;                                         // [C][LDU] phi(q) of the chunk (the den split)
   const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };  // element offset of step t
 
@@ -193,8 +194,10 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
     for (int m = 0; m < PER; ++m) {
       const int d = s + TPS * m;
       pk[m] = in ? core::phi(Prec::load(rk[d]), g.elu1) : 0.0f;
-      if (in) g.out.phiq[o + d] = core::phi(Prec::load(rq[d]), g.elu1);
+      const float pq = in ? core::phi(Prec::load(rq[d]), g.elu1) : 0.0f;
+      if (in) g.out.phiq[o + d] = pq;
       sphik[tl * LDU + d] = pk[m];
+      sphiq[tl * LDU + d] = pq;
     }
     // k^ = phi(k) / ||phi(k)|| (as is under --normalize none|gate).
     const float nk = g.normalize_key ? col_norm<TPS>(pk) : 1.0f;
@@ -218,12 +221,30 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
     }
     __syncthreads();  // su, sphik complete
     // sigma_c = sum of the chunk's phi(k), steps in order (the last warps: they hold the fewest Gram tiles).
-    if (tid >= NT - D) {
+    // The den split: the running sum L_t,d times phi(q_t)_d over sphik's entry, then, after a barrier of
+    // these warps alone, thread t < C sums step t's products over d (from d = t on, wrapping: lanes in
+    // distinct banks), the in-chunk part of the ratio denominator, into g.out.den.
+    constexpr int DW = D < 32 ? 32 : D;  // whole warps
+    if (tid >= NT - DW) {
       const int d = tid - (NT - D);
-      float sum = 0.0f;
+      if (d >= 0) {
+        float sum = 0.0f;
 #pragma unroll 8
-      for (int t = 0; t < len; ++t) sum = sum + sphik[t * LDU + d];
-      sc.nsum[(std::size_t(bh) * N + c) * D + d] = sum;
+        for (int t = 0; t < len; ++t) {
+          sum = sum + sphik[t * LDU + d];
+          sphik[t * LDU + d] = sum * sphiq[t * LDU + d];
+        }
+        sc.nsum[(std::size_t(bh) * N + c) * D + d] = sum;
+      }
+      if (g.out.den) {
+        asm volatile("bar.sync 1, %0;" ::"n"(DW) : "memory");
+        for (int t = tid - (NT - DW); t < len; t += DW) {
+          float acc = 0.0f;
+#pragma unroll 8
+          for (int j = 0; j < D; ++j) acc = acc + sphik[t * LDU + (j + t) % D];
+          g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = acc;
+        }
+      }
     }
     // The Gram tiles, k-blocks of four steps ascending (a partial last k-block: zero rows).
     const int g8 = lane / 4, q4 = lane % 4;
@@ -284,9 +305,16 @@ __device__ __forceinline__ void scan_in_place(V* base, std::size_t stride, int n
   }
 }
 
+// n_c = sum_{j<c} sigma_j in place of sigma_c, in order, for (head bh, entry d); BATCH loads in flight.
+template <int BATCH>
+__device__ __forceinline__ void n_scan(const GateParams& g, const Scratch& sc, int bh, int d) {
+  const int N = n_chunks(g.T, g.C), D = g.D;
+  scan_in_place<BATCH>(sc.nsum + std::size_t(bh) * N * D + d, D, N, true);
+}
+
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
-  const int N = n_chunks(g.T, g.C), NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  const int NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
   if (blockIdx.x == 0 && threadIdx.x == 0) *sc.status = 0u;  // before the kernels that factorise M (stream order)
   if (int(blockIdx.x) < m_blocks) {
     // Slot s = slot 0 + ... + slot s (slot 0 = lambda0 I), in order.
@@ -294,10 +322,9 @@ __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) 
     if (idx >= BH * P) return;
     scan_in_place<16>(sc.M + std::size_t(idx / P) * (NS + 1) * P + idx % P, P, NS + 1, false);
   } else {
-    // n_c = sum_{j<c} sigma_j in place of sigma_c, in order.
     const int idx = (blockIdx.x - m_blocks) * NT + threadIdx.x;
     if (idx >= BH * D) return;
-    scan_in_place<32>(sc.nsum + std::size_t(idx / D) * N * D + idx % D, D, N, true);
+    n_scan<32>(g, sc, idx / D, idx % D);
   }
 }
 
@@ -411,10 +438,14 @@ __device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep k
 // says that x_i = 0 for i < first in every column of the warp, so those steps would compute
 // x_r - L_ri * 0 = x_r exactly (L finite: a factor with a non-finite entry is refused, 8.27).
 template <int D, int TPC>
-__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv, int first = 0) {
+__device__ __forceinline__ void forward_column(double (&x)[D / TPC], int s, const double* L, int ldl, int first = 0) {
 #pragma unroll
   for (int i = 0; i < D - 1; ++i)
     if (i >= first) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
+}
+template <int D, int TPC>
+__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv, int first = 0) {
+  forward_column<D, TPC>(x, s, L, ldl, first);
 #pragma unroll
   for (int m = 0; m < D / TPC; ++m) x[m] = x[m] / piv[s + TPC * m];
 #pragma unroll
@@ -446,18 +477,60 @@ __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl,
 // them: no D x D buffer in shared memory. Why: with it (68 KB) and 100 registers a thread,
 // scan_seg_inverse ran two blocks an SM, the 512 segment starts of B H = 16, T = 16,384 in two
 // waves; without it (35 KB), at most 64 registers (its launch bounds), four an SM: one wave.
+// Column col = threadIdx.x / TPC of the identity in the registers of its TPC lanes (x[m]: row s + TPC m); returns col.
+// Its x_i = 0 for i < col: the forward steps below the warp's first column (first_identity_step) change nothing.
+template <int D, int TPC>
+__device__ __forceinline__ int identity_column(double (&x)[D / TPC], int s) {
+  static_assert(NT % D == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
+  const int col = threadIdx.x / TPC;
+#pragma unroll
+  for (int m = 0; m < D / TPC; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
+  return col;
+}
+template <int TPC>
+__device__ __forceinline__ int first_identity_step() { return (threadIdx.x / 32) * (32 / TPC); }
+
 template <int D, class Sink>
 __device__ void solve_identity(const double* L, int ldl, const double* piv, Sink sink) {
   constexpr int TPC = NT / D, RPT = D / TPC;
-  static_assert(NT % D == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
-  const int s = threadIdx.x % TPC, col = threadIdx.x / TPC;
+  const int s = threadIdx.x % TPC;
   double x[RPT];
-#pragma unroll
-  for (int m = 0; m < RPT; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
-  // The identity's column col has x_i = 0 for i < col: the warp's forward steps below its first column change nothing.
-  solve_column<D, TPC>(x, s, L, ldl, piv, (threadIdx.x / 32) * (32 / TPC));
+  const int col = identity_column<D, TPC>(x, s);
+  solve_column<D, TPC>(x, s, L, ldl, piv, first_identity_step<TPC>());
 #pragma unroll
   for (int m = 0; m < RPT; ++m) sink((s + TPC * m) * D + col, x[m]);
+}
+
+// M^{-1} = X^T diag(piv)^{-1} X with X = L^{-1} (M = L diag(piv) L^T): X by solve_column's forward steps on
+// the identity's columns (as solve_identity's; rows above a column's own stay exact zeros), written over L after a
+// barrier, then the product X^T (diag(1 / piv) X) on the FP64 tensor cores (dmma_product: each entry one fma chain
+// over k ascending), the reciprocals one rounding more than a division (2^-53 relative, as pivot_recip's
+// multipliers); sink(r D + c, x) takes each entry once. Why: solve_identity's backward steps, 63 shuffle-chained
+// steps of predicated fmas over every column, were most of scan_seg_inverse's ~80 us a block (ncu: LSU-bound on the
+// coefficients' loads, docs/CHUNKED.md 8.33); the product is 1,024 DMMAs a block. Error: the entries of X err by the
+// forward solve's backward error, the product's sums by about D 2^-53 of sum |x_ki| |x_kj| / piv_k; both bounded by
+// gamma_D-multiples of |L^-T| |D^-1| |L^-1|, the bound class of the two solves it replaces. L is overwritten; rp
+// holds D doubles.
+template <int D, class Sink>
+__device__ void inverse_by_products(double* L, int ldl, const double* piv, double* rp, Sink sink) {
+  constexpr int TPC = NT / D, RPT = D / TPC;
+  const int s = threadIdx.x % TPC;
+  double x[RPT];
+  const int col = identity_column<D, TPC>(x, s);
+  forward_column<D, TPC>(x, s, L, ldl, first_identity_step<TPC>());
+  if (threadIdx.x < D) rp[threadIdx.x] = 1.0 / piv[threadIdx.x];
+  __syncthreads();  // every warp done with L
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) L[(s + TPC * m) * ldl + col] = x[m];
+  __syncthreads();  // X complete
+  // In column halves at D = 64 (four tiles a warp): whole, the eight tiles' accumulators and fragments spilled under
+  // the kernel's 64-register bound.
+  constexpr int NH = D >= 64 ? 2 : 1, DH = D / NH;
+#pragma unroll 1
+  for (int h = 0; h < NH; ++h)
+    dmma_product<D, DH, D, NT / 32>([&](int i, int k) { return L[k * ldl + i]; },
+                                    [&](int k, int j) { return L[k * ldl + h * DH + j] * rp[k]; },
+                                    [&](int i, int j, double v) { sink(i * D + h * DH + j, v); });
 }
 
 // Z = P L^{-T} in place on X's columns [0, C) (D rows, ld ldx), L the unit lower
@@ -771,7 +844,11 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
+#if defined(VLA_SCAN_INVERSE_PRODUCTS)
+  inverse_by_products<D>(L, LDM, piv, colbuf, sink);  // colbuf (2 D doubles) is free after ldl_block
+#else
   solve_identity<D>(L, LDM, piv, sink);
+#endif
 }
 // L, the pivots and the column buffer: no D x D buffer for X (solve_identity), so that the segment
 // starts' blocks fit four an SM.
@@ -789,10 +866,17 @@ __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
 }
 
 // scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)).
+// With n_blocks, the grid's column x = NS is the n scan of head y (scan_prefix's second part): only the
+// readout reads n_c (the den split), so the scan runs beside the inverses, in their wave's spare
+// slots (512 + 16 blocks at four an SM on 132 SMs at B H = 16, T = 16,384), not before them.
 template <int D>
 __global__ void __launch_bounds__(NT, 4) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
   const int seg = blockIdx.x, bh = blockIdx.y;
+  if (seg == n_segments(g.T, g.C)) {
+    if (threadIdx.x < D) n_scan<8>(g, scratch_of(g), bh, threadIdx.x);  // 8 in flight: 32 spilled the inverse's registers
+    return;
+  }
   double* out = scratch_of(g).ainv + (std::size_t(bh) * n_segments(g.T, g.C) + seg) * D * D;
   inverse_of_slot<D>(g, bh, seg, smem, [&](int e, double x) { out[e] = x; });
 }
@@ -1492,8 +1576,10 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     prep<<<grid, NT, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
+  // In the per-step forms the n scan runs in scan_seg_inverse's grid (its column NS), beside the inverses.
+  const bool n_beside_inverses = g.form != ref::ScanGateForm::woodbury;
   if (g.kernels & 2u) {
-    const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = (BH * D + NT - 1) / NT;
+    const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = n_beside_inverses ? 0 : (BH * D + NT - 1) / NT;
     prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
@@ -1503,7 +1589,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
   // first, so that its blocks are dispatched first and the side kernels take what it leaves.
   // The per-step forms' steps kernels write the final A themselves (store_final_a): scan_final_A
   // runs in the Woodbury form only.
-  const bool den = (g.kernels & 16u) && g.ratio, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
+  const bool den = false && (g.kernels & 16u) && g.ratio, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
              fork = g.side && (den || final_a);
   const cudaStream_t s2 = fork ? g.side : s;
   if (fork) {
@@ -1526,7 +1612,12 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NT, inverse_bytes<D>());
+    if (g.kernels & 32u) {
+      const auto inv = seg_inverse_kernel<D>;
+      VLA_CUDA_CHECK(cudaFuncSetAttribute(inv, cudaFuncAttributeMaxDynamicSharedMemorySize, inverse_bytes<D>()));
+      inv<<<dim3(grid.x + 1, grid.y), NT, inverse_bytes<D>(), s>>>(g);  // column NS: the n scan
+      VLA_CUDA_CHECK(cudaGetLastError());
+    }
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);
@@ -1595,6 +1686,10 @@ bool gate_folds_state_prep_by_default(int D, int C, bool u_separate, ref::ScanGa
 }
 
 bool gate_supported(int D, int C) { return (D == 16 || D == 32 || D == 64) && (C == 32 || C == 64); }
+
+const float* gate_nsum(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
+  return reinterpret_cast<const float*>(static_cast<const unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).nsum);
+}
 
 const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
   return reinterpret_cast<const unsigned*>(static_cast<const unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).status);

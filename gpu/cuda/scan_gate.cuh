@@ -113,6 +113,8 @@ __host__ __device__ constexpr double start_factor_unit_roundoff() { return 0x1p-
 // all factorised within double's reach, else the float bits of the largest condition bound that
 // was not (docs/CHUNKED.md 8.27). scan_prefix resets it; read it after the launch completes.
 const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
+// n_c in the gate scratch ([B H][N][D] floats after scan_prefix; GateOut::nsum).
+const float* gate_nsum(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
 // Throws core::StreamRefused (ref::scan_start_refusal) where a completed launch's status word is set.
 void check_gate_start_status(const unsigned* status, int D, const std::string& who);
 // D in {16, 32, 64}, C in {32, 64}.

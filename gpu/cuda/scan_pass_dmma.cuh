@@ -43,6 +43,10 @@
 // float outputs, 2 with bf16 outputs. The block then has NRW = G / 2 more warps
 // (the readout role, FoldedReadout below) and every ring buffer also holds the
 // chunk's phi(q) rows and denominators.
+// The value x is formed at this point of the warp's instruction stream: an empty volatile asm
+// that reads and writes it, which the compiler does not move across the block barriers after it.
+__device__ __forceinline__ void pin_issued(double& x) { asm volatile("" : "+d"(x)); }
+
 template <int D, int C, int MT, int NW_ = 4, int FR = 0>
 struct DmmaPassShape {
   static constexpr int G = 8 * MT;  // rows of S per block
@@ -270,17 +274,16 @@ __global__ void __launch_bounds__(DmmaPassShape<D, C, MT, NW, FR>::NTALL, 1)
           *reinterpret_cast<float2*>(sc + (i0 + 8 * mt + g) * D + 8 * (warp * TNS + j) + 2 * q) = make_float2(sf[mt][j][0], sf[mt][j][1]);
     }
 
-    // The B fragments of both products depend only on the staged chunk: loaded and
-    // converted to double first, off the chain that runs through S.
+    // The B fragments of both products depend only on the staged chunk. r's (bk) are
+    // converted to double here; the update's (ba) and r's vt values after r's DMMAs are
+    // issued, and pinned there (pin_issued) before the barrier: left to the compiler, their
+    // float-to-double conversions (a quarter-rate pipe) sank to their uses after the
+    // barriers, onto the chain through S (SASS, 2026-12-06).
     double bk[KB][TNR], ba[C / 4][TNS];
 #pragma unroll
     for (int kb = 0; kb < KB; ++kb)
 #pragma unroll
       for (int j = 0; j < TNR; ++j) bk[kb][j] = static_cast<double>(Ks[(8 * (wt * TNR + j) + g) * LK + 4 * (ks * KB + kb) + q]);
-#pragma unroll
-    for (int kb = 0; kb < C / 4; ++kb)
-#pragma unroll
-      for (int j = 0; j < TNS; ++j) ba[kb][j] = static_cast<double>(As[(4 * kb + q) * LA + 8 * (warp * TNS + j) + g]);
 
     // r = Vt - S_c Kt^T for the warp's step tiles: rows x steps, k over the warp's
     // slice of S's columns, four DMMA chains (k-blocks by kb mod 4) per tile, summed
@@ -297,6 +300,19 @@ __global__ void __launch_bounds__(DmmaPassShape<D, C, MT, NW, FR>::NTALL, 1)
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) dmma_884(acc[mt][j][kb & 3], af[mt], bk[kb][j]);
       }
+      // While the DMMAs run: the update's B fragments and the vt values that complete r (ks = 0).
+      double vtd[MT][TNR][2];
+#pragma unroll
+      for (int kb = 0; kb < C / 4; ++kb)
+#pragma unroll
+        for (int j = 0; j < TNS; ++j) pin_issued(ba[kb][j] = static_cast<double>(As[(4 * kb + q) * LA + 8 * (warp * TNS + j) + g]));
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < TNR; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (ks == 0) pin_issued(vtd[mt][j][e] = static_cast<double>(Vs[(8 * (wt * TNR + j) + 2 * q + e) * G + 8 * mt + g]));
       double dot[MT][TNR][2];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
@@ -325,7 +341,7 @@ __global__ void __launch_bounds__(DmmaPassShape<D, C, MT, NW, FR>::NTALL, 1)
               double d = dot[mt][j][e];
 #pragma unroll
               for (int k = 1; k < KS; ++k) d += Pd[((k - 1) * G + m) * LR + n];
-              const float r = __double2float_rn(static_cast<double>(Vs[n * G + m]) - d);  // zero steps past cc: r = 0
+              const float r = __double2float_rn(vtd[mt][j][e] - d);  // zero steps past cc: r = 0
               Rd[m * LR + n] = static_cast<double>(r);
               if constexpr (FR != 0) {
                 fold[2 * G * Sh::LSF + (c & 1) * G * Sh::LRF + m * Sh::LRF + n] = r;

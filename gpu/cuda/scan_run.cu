@@ -38,6 +38,7 @@ Workspace::Workspace(int B, int T, int H, int D, int C, bool u_separate, bool ra
   out.den = ratio ? static_cast<float*>(poisoned(std::size_t(B) * T * H * sizeof(float))) : nullptr;
   gate_scratch = poisoned(gate_scratch_bytes(B, T, H, D, C, u_separate));
   start_status = gate_start_status(gate_scratch, B, T, H, D, C, u_separate);
+  out.nsum = ratio ? gate_nsum(gate_scratch, B, T, H, D, C, u_separate) : nullptr;
   state_scratch = poisoned(state_scratch_bytes(B, T, H, D, C));
   VLA_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -63,6 +64,7 @@ void check_gate_start_status(const unsigned* status, int D, const std::string& w
 }
 
 ScanStepsLayout forced_steps_layout = ScanStepsLayout::automatic;  // set_scan_steps_layout (tests, bench)
+bool form_norms = true;                                             // set_scan_norms (tests)
 
 GateParams gate_params(const FusedParams& p, bool bf16_io, int C, const Workspace& w) {
   GateParams g;
@@ -99,6 +101,7 @@ StateParams state_params(const FusedParams& p, bool bf16_io, int C, const Worksp
   s.o = p.o;
   s.S = p.S;
   s.state_norm = p.state_norm;
+  s.den_floor = p.den_floor;
   s.scratch = w.state_scratch;
   return s;
 }
@@ -136,13 +139,16 @@ void launch_folded(GateParams g, StateParams st, const void* v, cudaStream_t s) 
 }  // namespace scan
 
 void set_scan_steps_layout(ScanStepsLayout layout) { scan::forced_steps_layout = layout; }
+void set_scan_norms(bool form) { scan::form_norms = form; }
 
 Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKind kind, int C) {
   if (!impl::is_scan(kind)) throw std::invalid_argument("run_cuda_scan: " + impl::to_string(kind) + " is not a scan kind");
   DeviceRun run(in, opt);
   const Dims& d = in.dims;
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
-  scan::launch_scan(run.p, in.bf16, C, w, nullptr);
+  FusedParams p = run.p;
+  if (!scan::form_norms) p.state_norm = nullptr;
+  scan::launch_scan(p, in.bf16, C, w, nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
   scan::check_gate_start_status(w.start_status, d.Dk, "the " + impl::to_string(kind) + " kernels");  // no output past a refusal
   return run.outputs();

@@ -30,6 +30,10 @@ struct GateOut {
   float* phiq = nullptr;  // phi(q_t)
   float* gate = nullptr;  // a^_t: w_t = A_t k^_t, unit-normalised unless --normalize none|key
   float* den = nullptr;   // [B, T, H] ratio denominators core::readout_den(n_t . phi(q_t), den_floor); null for the raw readout
+  // The den split (an experiment, docs/CHUNKED.md 8.33): scan_prep writes into den the in-chunk part
+  // L_t . phi(q_t), L_t the chunk's phi(k) summed from zero through step t, and the readout adds
+  // n_c . phi(q_t) from nsum ([B H][N][D], the gate scratch's exclusive prefix) before readout_den.
+  const float* nsum = nullptr;
 };
 
 struct StateParams {
@@ -39,11 +43,12 @@ struct StateParams {
   GateOut in;                            // stage 1's outputs (read only here)
   void* o = nullptr;                     // [B, T, H, D] output type
   float* S = nullptr;                    // [B, H, D, D] final state
-  float* state_norm = nullptr;           // [B, T, H] ||S_t||_F
+  float* state_norm = nullptr;           // [B, T, H] ||S_t||_F; null: not formed (o and S only; the readout skips the norm's fma)
   void* scratch = nullptr;               // device memory of state_scratch_bytes(...) bytes
   // Kt and Vt already in the scratch (the gate stage's steps kernel did the prep,
   // GateParams::kt_out): the stage runs the pass and the readout only.
   bool prep_done = false;
+  double den_floor = 0.0;  // --den-floor (the den split's readout applies readout_den)
 };
 
 // Where the stage's prep writes Kt and Vt in p.scratch (for a stage-1 kernel that does the prep).

@@ -727,7 +727,7 @@ struct ReadShape {
   static_assert(D % 16 == 0 && NT % 32 == 0 && NPL == 2 && C % UR == 0 && UR == 4, "whole warps; the reductions below");
 };
 
-template <int D, int C, bool BF16>
+template <int D, int C, bool BF16, bool NORMS = true>
 __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
     state_readout_kernel(StateParams p, int n_chunks, int c_begin, int n_seg, const float* __restrict__ r_in,
                          const float* __restrict__ sc_in) {
@@ -780,7 +780,28 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
           reinterpret_cast<float4*>(Qs)[e] = x.q;
           reinterpret_cast<float4*>(Rs)[e] = x.r;
         });
-    for (int t = tid; t < C; t += NT) Ds[t] = ratio && t < cc ? p.in.den[row_index(b, t0 + t, h, T, H)] : 1.0f;
+  }
+  // The den split (GateOut::nsum set): den_t = readout_den(n_c . phi(q_t) + L_t . phi(q_t)), the first an fma
+  // chain over d from d = t on (wrapping: the lanes' Qs reads in distinct banks), the second from scan_prep.
+  // Without nsum (stage 2 alone, scan_state_check) den holds the whole denominators.
+  __syncthreads();  // Qs complete
+  for (int t = tid; t < C; t += NT) {
+    float den = 1.0f;
+    if (ratio && t < cc) {
+      if (p.in.nsum) {
+        const float* nc = p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D;
+        float acc = 0.0f;
+#pragma unroll 8
+        for (int j = 0; j < D; ++j) {
+          const int d = (j + t) % D;
+          acc = fmaf(__ldg(nc + d), Qs[t * D + d], acc);
+        }
+        den = core::readout_den(acc + p.in.den[row_index(b, t0 + t, h, T, H)], p.den_floor);
+      } else {
+        den = p.in.den[row_index(b, t0 + t, h, T, H)];
+      }
+    }
+    Ds[t] = den;
   }
   float s[RR][ER];
 #pragma unroll
@@ -820,7 +841,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
         for (int e = 0; e < ER; ++e) {
           s[rr][e] = core::state_entry(s[rr][e], rv[rr], a[e]);
           y = fmaf(s[rr][e], q[e], y);
-          n = fmaf(s[rr][e], s[rr][e], n);
+          if constexpr (NORMS) n = fmaf(s[rr][e], s[rr][e], n);
         }
         yv[u * RR + rr] = y;
         nr[rr] = n;
@@ -848,7 +869,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
     // split the steps into halves, l and l ^ 8 into single steps (lane bits 16, 8
     // name step (lane / 8) % 4), then lane bits 4, 2, 1 are summed by a butterfly
     // (both lanes of a pair add the same two values: the same bits).
-    {
+    if constexpr (NORMS) {
       const bool up16 = (lane & 16) != 0, up8 = (lane & 8) != 0;
       const float m0 = (up16 ? nv[2] : nv[0]) + __shfl_xor_sync(kAll, up16 ? nv[0] : nv[2], 16);
       const float m1 = (up16 ? nv[3] : nv[1]) + __shfl_xor_sync(kAll, up16 ? nv[1] : nv[3], 16);
@@ -859,6 +880,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
       if ((lane & 7) == 0) NP[(g + lane / 8) * NW + warp] = m;
     }
   }
+  if constexpr (!NORMS) return;
   __syncthreads();
   // ||S_t||_F = sqrt of the warps' partials summed in warp order.
   for (int t = tid; t < cc; t += NT) {
@@ -978,6 +1000,10 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
   VLA_CUDA_CHECK(cudaGetDevice(&dev));
   VLA_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   constexpr bool folded = Pass::folded;
+  if (folded && !p.state_norm)
+    throw std::invalid_argument("scan state: the folded readout (StateConfig::fused_readout) always forms the norms: state_norm is required");
+  if (folded && p.in.nsum)
+    throw std::invalid_argument("scan state: the folded readout (StateConfig::fused_readout) reads den whole, not the den split's parts (GateOut::nsum)");
   constexpr int min_stages = Pass::min_stages;
   int stages = std::max(min_stages, std::min(4, cfg.stages));
   while (stages > min_stages && Pass::smem_bytes(stages) > static_cast<std::size_t>(smem_optin)) --stages;
@@ -990,6 +1016,8 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
                                       static_cast<int>(prep_smem)));
   VLA_CUDA_CHECK(cudaFuncSetAttribute(Pass::kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(pass_smem)));
   VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(RS::smem_bytes)));
+  VLA_CUDA_CHECK(cudaFuncSetAttribute(state_readout_kernel<D, C, BF16, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(RS::smem_bytes)));
   // The look-ahead pass's X_c = Ah_c^T Kt_c+1 (state_x_kernel), from the prep's Kt: after the prep, or
   // before the pass where the prep ran elsewhere (StateParams::prep_done).
@@ -1020,8 +1048,10 @@ void launch_typed(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigne
       const std::size_t total = static_cast<std::size_t>(bh) * p.T;
       const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 65535));
       state_norm_final_kernel<<<blocks, 256, 0, st>>>(p, n_chunks, D / Pass::rows, sc);
-    } else {
+    } else if (p.state_norm) {
       state_readout_kernel<D, C, BF16><<<static_cast<unsigned>(bh * (c1 - c0)), RS::NT, RS::smem_bytes, st>>>(p, n_chunks, c0, c1 - c0, vt, sc);
+    } else {  // o and S only (StateParams::state_norm null): the step and y's fma an entry, not the norm's
+      state_readout_kernel<D, C, BF16, false><<<static_cast<unsigned>(bh * (c1 - c0)), RS::NT, RS::smem_bytes, st>>>(p, n_chunks, c0, c1 - c0, vt, sc);
     }
     VLA_CUDA_CHECK(cudaGetLastError());
   };
@@ -1240,8 +1270,8 @@ void state_prep_targets(const StateParams& p, float** kt, float** vt) {
 void launch_state_config(const StateParams& p, cudaStream_t s, StateConfig cfg, unsigned parts) {
   if (p.prep_done) parts &= ~kPrep;  // Kt, Vt from stage 1 (scan_gate.cu steps_kernel)
   if (p.B < 1 || p.T < 1 || p.H < 1) throw std::invalid_argument("scan state: B, T and H must be >= 1");
-  if (!p.v || !p.in.khat || !p.in.phiq || !p.in.gate || !p.o || !p.S || !p.state_norm || !p.scratch)
-    throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S, state_norm and scratch are required");
+  if (!p.v || !p.in.khat || !p.in.phiq || !p.in.gate || !p.o || !p.S || !p.scratch)
+    throw std::invalid_argument("scan state: v, khat, phiq, gate, o, S and scratch are required");
   if (!aligned16(p.in.gate) || !aligned16(p.in.khat) || !aligned16(p.in.phiq) || !aligned16(p.scratch))
     throw std::invalid_argument("scan state: gate, khat, phiq and scratch must be 16-byte aligned");
   if (p.bf16_io) {

@@ -56,6 +56,13 @@ void use_steps_layout(gpu::ScanStepsLayout layout) {
   (void)layout;
 #endif
 }
+void use_scan_norms(bool form) {
+#if defined(VLA_HAVE_CUDA)
+  gpu::set_scan_norms(form);
+#else
+  (void)form;
+#endif
+}
 
 // sqrt(sum (a-b)^2 / sum b^2) over a tensor; non-finite a counted apart.
 double rel_fro(const std::vector<double>& a, const std::vector<double>& b, std::size_t& nonfinite) {
@@ -201,7 +208,7 @@ void run_case(const Case& c, std::uint64_t seed) {
         const double eo = rel_fro(gpu.o, ref.o, nf), eS = rel_fro(gpu.S, ref.S, nf), eA = rel_fro(gpu.A, ref.A, nf),
                      en = rel_fro(gpu.state_norm, ref.state_norm, nf);
         std::string same;
-        bool layouts_same = true;
+        bool layouts_same = true, norms_off_same = true;
         if (c.scan) {
           char g[64];
           std::snprintf(g, sizeof g, " | gates vs double recurrence %.2e", scan_gate_error(s, c.opt, kind, c.C));
@@ -217,6 +224,18 @@ void run_case(const Case& c, std::uint64_t seed) {
             }
             same += std::string(" | steps' w layouts same bits: ") + (layouts_same ? "yes" : "NO");
           }
+          // Without the norms (a null state_norm: o and S only) the readout skips the norm's fma: o, S and A
+          // must keep the automatic run's bits, and the norms' buffer its NaN poison (nothing written).
+          use_scan_norms(false);
+          const Outputs bare = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
+          use_scan_norms(true);
+          auto eq = [](const std::vector<double>& x, const std::vector<double>& y) {
+            return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+          };
+          bool unwritten = true;
+          for (double x : bare.state_norm) unwritten = unwritten && std::isnan(x);
+          norms_off_same = eq(bare.o, gpu.o) && eq(bare.S, gpu.S) && eq(bare.A, gpu.A) && unwritten;
+          same += std::string(" | without norms same bits: ") + (norms_off_same ? "yes" : "NO");
         } else if (layout == gpu::ChunkedLayout::plain) {
           plain = gpu;
         } else {
@@ -235,11 +254,13 @@ void run_case(const Case& c, std::uint64_t seed) {
         if (!v.pass) fail(ltag + ": kernel outside the error model");
         if (layout == gpu::ChunkedLayout::pipelined && !ts::same_bits(gpu, plain)) fail(ltag + ": the pipelined schedule differs from the plain one in some bit");
         if (!layouts_same) fail(ltag + ": the float steps' two w layouts differ in some bit");
+        if (!norms_off_same) fail(ltag + ": the run without norms differs in o, S or A, or wrote a norm");
       }
       if (!vt.pass) fail(tag + ": the CPU twin outside the error model: " + vt.summary());
     } catch (const std::exception& e) {
       use_layout(gpu::ChunkedLayout::automatic);
       use_steps_layout(gpu::ScanStepsLayout::automatic);
+      use_scan_norms(true);
       fail(tag + ": " + e.what());
     }
   }

@@ -25,6 +25,9 @@ enum class ScanStepsLayout { automatic, w_own, w_over_u };
 #if defined(VLA_HAVE_CUDA)
 void set_chunked_layout(ChunkedLayout layout);
 void set_scan_steps_layout(ScanStepsLayout layout);
+// set_scan_norms(false): later run_cuda_scan launches pass a null state_norm (o and S only: the
+// readout skips the norm's fma, scan_stages.cuh), and the norms' buffer keeps its NaN poison (tests).
+void set_scan_norms(bool form);
 
 // kind: chunked-fp32 (SIMT), chunked-bf16 or chunked-tf32 (tensor cores); C = chunk size.
 // Throws std::invalid_argument for an unsupported (D, C) and std::runtime_error

@@ -24,7 +24,9 @@ struct FusedParams {
   const void* v = nullptr;
   const void* u = nullptr;
   // Outputs: o [B, T, H, D] of the output type; S, A [B, H, D, D] float;
-  // state_norm [B, T, H] float.
+  // state_norm [B, T, H] float. The scan form's launcher (scan::launch_scan) takes a null
+  // state_norm as "o and S only" and skips the norms (the output SDPA and fla's kernels give);
+  // the fused kernels and the host entries (run_cuda_*) always form them.
   void* o = nullptr;
   float* S = nullptr;
   float* A = nullptr;

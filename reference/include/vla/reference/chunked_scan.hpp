@@ -319,17 +319,18 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         S_prev = S;
         R_prev = R;
         Ah_prev = Ah;
-        Vec n = Structure::normaliser_prefix(n_c, n_prev);
+        // The den split (an experiment, docs/CHUNKED.md 8.33): n_c . phi(q_t) plus the chunk's own prefix L_t . phi(q_t).
+        Vec n = Structure::normaliser_prefix(n_c, n_prev), Lx = Vec::Zero(d.Dk);
         for (int t = 0; t < len; ++t) {
           const Vec r_t = Structure::replay_residual(R, t, in.V, S, in.K);
           for (int i = 0; i < d.Dv; ++i)
             for (int j = 0; j < d.Dk; ++j) S(i, j) = core::state_entry(S(i, j), r_t(i), Ah(j, t));  // the recurrence's fma
-          n += in.PhiK.col(t);
+          Lx += in.PhiK.col(t);
           Scalar n2 = Scalar(0);
           for (int i = 0; i < d.Dv; ++i) n2 += Scalar(S.row(i).squaredNorm());
           const Vec y = S * in.PhiQ.col(t);
           Scalar den = Scalar(1);
-          if (opt.readout == Readout::ratio) den = core::readout_den(Scalar(n.dot(in.PhiQ.col(t))), opt.den_floor);
+          if (opt.readout == Readout::ratio) den = core::readout_den(Scalar(n.dot(in.PhiQ.col(t))) + Scalar(Lx.dot(in.PhiQ.col(t))), opt.den_floor);
           const std::size_t on = (std::size_t(b) * d.T + t0 + t) * d.H + h;
           const std::size_t ov = d.off(b, t0 + t, h, d.Dv);
           for (int i = 0; i < d.Dv; ++i) r.o[ov + i] = opt.readout == Readout::ratio ? Scalar(y(i) / den) : Scalar(y(i));
