@@ -221,30 +221,18 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
     }
     __syncthreads();  // su, sphik complete
     // sigma_c = sum of the chunk's phi(k), steps in order (the last warps: they hold the fewest Gram tiles).
-    // The den split: the running sum L_t,d times phi(q_t)_d over sphik's entry, then, after a barrier of
-    // these warps alone, thread t < C sums step t's products over d (from d = t on, wrapping: lanes in
-    // distinct banks), the in-chunk part of the ratio denominator, into g.out.den.
-    constexpr int DW = D < 32 ? 32 : D;  // whole warps
-    if (tid >= NT - DW) {
+    // The den split: the running sum L_t,d times phi(q_t)_d over sphik's entry; after the Gram tiles and a
+    // block barrier, thread t < len sums step t's products over d (from d = t on, wrapping: lanes in distinct
+    // banks), the in-chunk part of the ratio denominator, into g.out.den.
+    if (tid >= NT - D) {
       const int d = tid - (NT - D);
-      if (d >= 0) {
-        float sum = 0.0f;
+      float sum = 0.0f;
 #pragma unroll 8
-        for (int t = 0; t < len; ++t) {
-          sum = sum + sphik[t * LDU + d];
-          sphik[t * LDU + d] = sum * sphiq[t * LDU + d];
-        }
-        sc.nsum[(std::size_t(bh) * N + c) * D + d] = sum;
+      for (int t = 0; t < len; ++t) {
+        sum = sum + sphik[t * LDU + d];
+        sphik[t * LDU + d] = sum * sphiq[t * LDU + d];
       }
-      if (g.out.den) {
-        asm volatile("bar.sync 1, %0;" ::"n"(DW) : "memory");
-        for (int t = tid - (NT - DW); t < len; t += DW) {
-          float acc = 0.0f;
-#pragma unroll 8
-          for (int j = 0; j < D; ++j) acc = acc + sphik[t * LDU + (j + t) % D];
-          g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = acc;
-        }
-      }
+      sc.nsum[(std::size_t(bh) * N + c) * D + d] = sum;
     }
     // The Gram tiles, k-blocks of four steps ascending (a partial last k-block: zero rows).
     const int g8 = lane / 4, q4 = lane % 4;
@@ -254,6 +242,15 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
 #pragma unroll
       for (int j = 0; j < TPW; ++j)
         if (tile[j] >= 0) dmma_884(acc[j], double(rowp[tile[j] & 255]), double(rowp[tile[j] >> 8]));
+    }
+    if (g.out.den) {
+      __syncthreads();  // the products L_t,d phi(q_t)_d complete (the next chunk's fill follows the loop's barrier)
+      for (int t = tid; t < len; t += NT) {
+        float acc_den = 0.0f;
+#pragma unroll 8
+        for (int j = 0; j < D; ++j) acc_den = acc_den + sphik[t * LDU + (j + t) % D];
+        g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = acc_den;
+      }
     }
   }
   // The segment's Gram matrix (packed) into slot seg + 1; segment 0 also slot 0 = lambda0 I. Lane
@@ -438,14 +435,10 @@ __device__ __forceinline__ void eliminate(double (&x)[RPT], int i, int s, Keep k
 // says that x_i = 0 for i < first in every column of the warp, so those steps would compute
 // x_r - L_ri * 0 = x_r exactly (L finite: a factor with a non-finite entry is refused, 8.27).
 template <int D, int TPC>
-__device__ __forceinline__ void forward_column(double (&x)[D / TPC], int s, const double* L, int ldl, int first = 0) {
+__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv, int first = 0) {
 #pragma unroll
   for (int i = 0; i < D - 1; ++i)
     if (i >= first) eliminate<TPC>(x, i, s, [&](int r) { return r > i; }, [&](int r) { return L[r * ldl + i]; });
-}
-template <int D, int TPC>
-__device__ __forceinline__ void solve_column(double (&x)[D / TPC], int s, const double* L, int ldl, const double* piv, int first = 0) {
-  forward_column<D, TPC>(x, s, L, ldl, first);
 #pragma unroll
   for (int m = 0; m < D / TPC; ++m) x[m] = x[m] / piv[s + TPC * m];
 #pragma unroll
@@ -477,60 +470,18 @@ __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl,
 // them: no D x D buffer in shared memory. Why: with it (68 KB) and 100 registers a thread,
 // scan_seg_inverse ran two blocks an SM, the 512 segment starts of B H = 16, T = 16,384 in two
 // waves; without it (35 KB), at most 64 registers (its launch bounds), four an SM: one wave.
-// Column col = threadIdx.x / TPC of the identity in the registers of its TPC lanes (x[m]: row s + TPC m); returns col.
-// Its x_i = 0 for i < col: the forward steps below the warp's first column (first_identity_step) change nothing.
-template <int D, int TPC>
-__device__ __forceinline__ int identity_column(double (&x)[D / TPC], int s) {
-  static_assert(NT % D == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
-  const int col = threadIdx.x / TPC;
-#pragma unroll
-  for (int m = 0; m < D / TPC; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
-  return col;
-}
-template <int TPC>
-__device__ __forceinline__ int first_identity_step() { return (threadIdx.x / 32) * (32 / TPC); }
-
 template <int D, class Sink>
 __device__ void solve_identity(const double* L, int ldl, const double* piv, Sink sink) {
   constexpr int TPC = NT / D, RPT = D / TPC;
-  const int s = threadIdx.x % TPC;
+  static_assert(NT % D == 0 && TPC <= 32 && D % TPC == 0, "solve tiles");
+  const int s = threadIdx.x % TPC, col = threadIdx.x / TPC;
   double x[RPT];
-  const int col = identity_column<D, TPC>(x, s);
-  solve_column<D, TPC>(x, s, L, ldl, piv, first_identity_step<TPC>());
+#pragma unroll
+  for (int m = 0; m < RPT; ++m) x[m] = s + TPC * m == col ? 1.0 : 0.0;
+  // The identity's column col has x_i = 0 for i < col: the warp's forward steps below its first column change nothing.
+  solve_column<D, TPC>(x, s, L, ldl, piv, (threadIdx.x / 32) * (32 / TPC));
 #pragma unroll
   for (int m = 0; m < RPT; ++m) sink((s + TPC * m) * D + col, x[m]);
-}
-
-// M^{-1} = X^T diag(piv)^{-1} X with X = L^{-1} (M = L diag(piv) L^T): X by solve_column's forward steps on
-// the identity's columns (as solve_identity's; rows above a column's own stay exact zeros), written over L after a
-// barrier, then the product X^T (diag(1 / piv) X) on the FP64 tensor cores (dmma_product: each entry one fma chain
-// over k ascending), the reciprocals one rounding more than a division (2^-53 relative, as pivot_recip's
-// multipliers); sink(r D + c, x) takes each entry once. Why: solve_identity's backward steps, 63 shuffle-chained
-// steps of predicated fmas over every column, were most of scan_seg_inverse's ~80 us a block (ncu: LSU-bound on the
-// coefficients' loads, docs/CHUNKED.md 8.33); the product is 1,024 DMMAs a block. Error: the entries of X err by the
-// forward solve's backward error, the product's sums by about D 2^-53 of sum |x_ki| |x_kj| / piv_k; both bounded by
-// gamma_D-multiples of |L^-T| |D^-1| |L^-1|, the bound class of the two solves it replaces. L is overwritten; rp
-// holds D doubles.
-template <int D, class Sink>
-__device__ void inverse_by_products(double* L, int ldl, const double* piv, double* rp, Sink sink) {
-  constexpr int TPC = NT / D, RPT = D / TPC;
-  const int s = threadIdx.x % TPC;
-  double x[RPT];
-  const int col = identity_column<D, TPC>(x, s);
-  forward_column<D, TPC>(x, s, L, ldl, first_identity_step<TPC>());
-  if (threadIdx.x < D) rp[threadIdx.x] = 1.0 / piv[threadIdx.x];
-  __syncthreads();  // every warp done with L
-#pragma unroll
-  for (int m = 0; m < RPT; ++m) L[(s + TPC * m) * ldl + col] = x[m];
-  __syncthreads();  // X complete
-  // In column halves at D = 64 (four tiles a warp): whole, the eight tiles' accumulators and fragments spilled under
-  // the kernel's 64-register bound.
-  constexpr int NH = D >= 64 ? 2 : 1, DH = D / NH;
-#pragma unroll 1
-  for (int h = 0; h < NH; ++h)
-    dmma_product<D, DH, D, NT / 32>([&](int i, int k) { return L[k * ldl + i]; },
-                                    [&](int k, int j) { return L[k * ldl + h * DH + j] * rp[k]; },
-                                    [&](int i, int j, double v) { sink(i * D + h * DH + j, v); });
 }
 
 // Z = P L^{-T} in place on X's columns [0, C) (D rows, ld ldx), L the unit lower
@@ -569,47 +520,6 @@ __device__ void check_start_factor(const double* Mp, const double* piv, unsigned
   }
   const double bound = core::factor_condition_bound(md, mp);
   if (lane == 0 && core::start_factor_refused(bound, D, start_factor_unit_roundoff())) atomicMax(status, __float_as_uint(float(bound)));
-}
-
-// scan_den: the ratio denominators, block (chunk c, head bh), all chunks at once
-// (they need n_c only, not the gates): n_t = n_c + phi(k) of the chunk's steps
-// so far (float, in order), then readout_den(n_t . phi(q_t)), NT / C lanes per step.
-// phi(k) is recomputed from k (the formula scan_prep applies, the same bits): half
-// the bytes of a stored copy at bf16, and nothing for scan_prep to write.
-template <class Prec, int D, int C>
-__global__ void __launch_bounds__(NT) den_kernel(GateParams g) {
-  constexpr int TPS = NT / C, PER = D / TPS;
-  __shared__ float nt[C][D];
-  const Scratch sc = scratch_of(g);
-  const int c = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), tid = threadIdx.x;
-  const int t0 = c * C, len = min(C, g.T - t0);
-  const auto* k = static_cast<const typename Prec::In*>(g.k);
-  auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t0 + t) * g.H + h) * D; };
-  // This thread's phi(q) entries, loaded first: their latency overlaps the k tile's.
-  const int t = tid / TPS, s = tid % TPS;
-  float pq[PER];
-#pragma unroll
-  for (int m = 0; m < PER; ++m) pq[m] = t < len ? g.out.phiq[row_of(t) + s + TPS * m] : 0.0f;
-  for (int e = tid; e < C * D; e += NT) {
-    const int tt = e / D, d = e % D;
-    nt[tt][d] = tt < len ? core::phi(Prec::load(k[row_of(tt) + d]), g.elu1) : 0.0f;
-  }
-  __syncthreads();
-  if (tid < D) {
-    float n = sc.nsum[(std::size_t(bh) * N + c) * D + tid];
-    for (int tt = 0; tt < len; ++tt) {
-      n = n + nt[tt][tid];
-      nt[tt][tid] = n;
-    }
-  }
-  __syncthreads();
-  float acc = 0.0f;
-#pragma unroll
-  for (int m = 0; m < PER; ++m)
-    if (t < len) acc = core::vfma(nt[t][s + TPS * m], pq[m], acc);
-#pragma unroll
-  for (int m = TPS / 2; m >= 1; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
-  if (s == 0 && t < len) g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = core::readout_den(acc, g.den_floor);
 }
 
 // The gate's staged loads: thread tid owns the pieces of Q floats at e = Q (tid + NT p), p < N, of a
@@ -844,11 +754,7 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
-#if defined(VLA_SCAN_INVERSE_PRODUCTS)
-  inverse_by_products<D>(L, LDM, piv, colbuf, sink);  // colbuf (2 D doubles) is free after ldl_block
-#else
   solve_identity<D>(L, LDM, piv, sink);
-#endif
 }
 // L, the pivots and the column buffer: no D x D buffer for X (solve_identity), so that the segment
 // starts' blocks fit four an SM.
@@ -1583,14 +1489,15 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     prefix_kernel<<<m_blocks + n_blocks, NT, 0, s>>>(g, m_blocks);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
-  // scan_den and scan_final_A need scan_prefix's results only, scan_gate needs neither: with a side
+  // scan_final_A needs scan_prefix's results only, scan_gate does not: with a side
   // stream they run there beside scan_gate, forked after scan_prefix and joined before this returns
   // (the launch stays one stream-ordered unit on s, no host synchronisation); scan_gate is launched
   // first, so that its blocks are dispatched first and the side kernels take what it leaves.
   // The per-step forms' steps kernels write the final A themselves (store_final_a): scan_final_A
   // runs in the Woodbury form only.
-  const bool den = false && (g.kernels & 16u) && g.ratio, final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury,
-             fork = g.side && (den || final_a);
+  // The ratio denominators need no kernel of their own since the den split (docs/CHUNKED.md 8.34): scan_prep
+  // writes the in-chunk part, the readout adds n_c . phi(q_t). Kernel bit 16 (scan_den) is free.
+  const bool final_a = (g.kernels & 8u) && g.form == ref::ScanGateForm::woodbury, fork = g.side && final_a;
   const cudaStream_t s2 = fork ? g.side : s;
   if (fork) {
     VLA_CUDA_CHECK(cudaEventRecord(g.fork, s));
@@ -1638,10 +1545,6 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
         on_grid(steps_kernel<D, false>, StepPlan<D, false>::NTS, StepPlan<D, false>::bytes);
       }
     }
-  }
-  if (den) {
-    den_kernel<Prec, D, C><<<dim3(n_chunks(g.T, g.C), BH), NT, 0, s2>>>(g);
-    VLA_CUDA_CHECK(cudaGetLastError());
   }
   if (final_a) {
     const auto fa = final_a_kernel<D>;

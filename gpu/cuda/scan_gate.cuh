@@ -27,10 +27,9 @@
 //               U^T P, L D L^T of I + G with the sm_delta floor, Z, Y, the causal
 //               W = AK - Z Y) in double, a^ = W / ||W|| rounded to float once; the
 //               carry A_{c+1} = A_c - (Z D^{-1}) Z^T.
-//   scan_den    grid (chunk, head), under the ratio readout: the denominators
-//               readout_den(n_t . phi(q_t)) of every step (n_t = n_c + the
-//               chunk's phi(k) so far, float, in order; phi(k) recomputed from k);
-//               needs n_c only.
+//   (scan_den, removed by the den split, docs/CHUNKED.md 8.34: scan_prep writes
+//               den's in-chunk part L_t . phi(q_t), the readout adds n_c . phi(q_t)
+//               and applies readout_den; the n scan runs in scan_seg_inverse's grid.)
 //   scan_final_A grid (head): A = M_N^{-1} from the L D L^T of M_N, rounded to float.
 #pragma once
 
