@@ -159,19 +159,20 @@ void gate_breakdown() {
 }
 
 // The scan form at issue 8's target shapes alone (chunked-scan-bf16, C = 32, the
-// build's segment length and kernels): the whole launch, then every kernel of both
-// stages timed apart, the gate stage with scan_den and scan_final_A beside the steps
-// (the launcher's schedule) and after them, and the fused bf16 kernel where the
-// target compares with it. Short enough to run once per experimental build.
+// build's segment length and kernels): the whole launch, with and without the norms,
+// then every kernel of both stages timed apart, and the fused bf16 kernel where the
+// target compares with it. Short enough to run once per experimental build. (Since
+// the den split, docs/CHUNKED.md 8.34, the per-step gate has no side kernels: no
+// scan_den, the final A from the steps; seg_inverse's time includes the n scan.)
 void focus() {
   const int D = 64, C = 32;
   struct Shape {
     int B, H, T;
   };
   std::printf("\nscan focus (chunked-scan-bf16, C = %d, D = %d, segments of %d steps; ms, medians of 21):\n"
-              "| B | H | T | whole scan | whole, o and S only (no norms) | whole, scan_den beside the steps | gate: prep | prefix | seg_inverse | steps | final_A | den | stage (side) | stage (serial) |"
-              " state: prep | pass | readout | stage | whole, den and final_A beside the state | fused bf16 |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              "| B | H | T | whole scan | whole, o and S only (no norms) | gate: prep | prefix | seg_inverse | steps | stage |"
+              " state: prep | pass | readout | stage | fused bf16 |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
               C, D, ref::kScanSegmentSteps);
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}}) {
     ShapeIO io(sh.B, sh.H, sh.T);
@@ -188,59 +189,24 @@ void focus() {
     bare.state_norm = nullptr;
     const double ms_bare = median_launch_ms([&] { gpu::scan::launch_scan(bare, true, C, ws, nullptr); }, 21);
     gpu::scan::GateParams g = gpu::scan::gate_params(p, true, C, ws);
-    const cudaStream_t side = ws.side;
     const gpu::scan::StateParams st = gpu::scan::state_params(p, true, C, ws);
-    // The other schedule of the whole scan: the gate's side kernels beside the steps (launch_scan
-    // runs them after the float steps, scan_run.cu gate_params).
-    const double ms_side = median_launch_ms(
-        [&] {
-          g.kernels = 0x3f;
-          g.side = side;
-          gpu::scan::launch_gate(g, nullptr);
-          gpu::scan::launch_state(st, nullptr);
-        },
-        21);
-    auto gate = [&](unsigned kernels, bool serial) {
+    auto gate = [&](unsigned kernels) {
       g.kernels = kernels;
-      g.side = serial ? nullptr : side;
       return median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 21);
     };
     const gpu::scan::StateConfig cfg = gpu::scan::state_config(sh.B, sh.H, D, C);
     auto state = [&](unsigned parts) {
       return median_launch_ms([&] { gpu::scan::launch_state_config(st, nullptr, cfg, parts); }, 21);
     };
-    const double gp = gate(1, false), gx = gate(2, false), gi = gate(32, false), gs = gate(4, false), ga = gate(8, false),
-                 gd = gate(16, false), g_side = gate(0x3f, false), g_serial = gate(0x3f, true);
+    const double gp = gate(1), gx = gate(2), gi = gate(32), gs = gate(4), g_all = gate(0x3f);
     whole();  // the state's prep again (its pass overwrote Vt with R)
     const double sp = state(gpu::scan::kPrep), sx = state(gpu::scan::kPass), sr = state(gpu::scan::kReadout);
     const double s_all = state(gpu::scan::kPrep | gpu::scan::kPass | gpu::scan::kReadout);
-    // Another schedule of the same kernels: scan_den and scan_final_A beside the state stage's
-    // prep and pass (the pass leaves most of each SM idle), joined before the readout.
-    cudaEvent_t fork, join;
-    VLA_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-    VLA_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-    const double beside_state = median_launch_ms(
-        [&] {
-          g.side = nullptr;
-          g.kernels = 0x3f & ~(8u | 16u);
-          gpu::scan::launch_gate(g, nullptr);
-          VLA_CUDA_CHECK(cudaEventRecord(fork, nullptr));
-          VLA_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-          g.kernels = 8u | 16u;
-          gpu::scan::launch_gate(g, side);
-          VLA_CUDA_CHECK(cudaEventRecord(join, side));
-          gpu::scan::launch_state_config(st, nullptr, cfg, gpu::scan::kPrep | gpu::scan::kPass);
-          VLA_CUDA_CHECK(cudaStreamWaitEvent(nullptr, join, 0));
-          gpu::scan::launch_state_config(st, nullptr, cfg, gpu::scan::kReadout);
-        },
-        21);
-    cudaEventDestroy(fork);
-    cudaEventDestroy(join);
     double fused = 0;
     // The fused bf16 kernel where issue 8 compares with it: T = 65,536 (the speed-up) and B H = 1,024 (throughput).
     if (sh.T == 65536 || sh.B * sh.H >= 1024) fused = median_launch_ms([&] { gpu::launch_fused(p, impl::Kind::bf16, nullptr); }, 3);
-    std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |\n",
-                sh.B, sh.H, sh.T, ms, ms_bare, ms_side, gp, gx, gi, gs, ga, gd, g_side, g_serial, sp, sx, sr, s_all, beside_state, fused);
+    std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |\n", sh.B, sh.H,
+                sh.T, ms, ms_bare, gp, gx, gi, gs, g_all, sp, sx, sr, s_all, fused);
   }
 }
 

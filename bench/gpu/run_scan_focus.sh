@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The scan form at issue 8's target shapes (docs/CHUNKED.md 8.26, 8.27): for each
 # variant, gpu/standalone built with its macros, then `bench_chunked --focus`
-# (chunked-scan-bf16, C = 32: the whole scan, both schedules of the gate's side
-# kernels, every kernel of both stages apart) alone on the GPU; causal bf16 SDPA at
+# (chunked-scan-bf16, C = 32: the whole scan with and without the norms, every
+# kernel of both stages apart) alone on the GPU; causal bf16 SDPA at
 # the same shapes; the scan kinds' quick CUDA tests of the variants named in TESTS
 # (12 shards at once) and compute-sanitizer (memcheck on two shards, racecheck and
 # initcheck on one) on the first of them.

@@ -1504,9 +1504,9 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     VLA_CUDA_CHECK(cudaStreamWaitEvent(g.side, g.fork, 0));
   }
   // A kernel of the gate's grid (a block per (segment, head)) on s.
-  auto on_grid = [&](auto k, int threads, int bytes) {
+  auto on_grid = [&](auto k, int threads, int bytes, dim3 blocks = dim3(0)) {
     VLA_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    k<<<grid, threads, bytes, s>>>(g);
+    k<<<blocks.x ? blocks : grid, threads, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   };
   const bool usep = g.u || g.u_unit_scaled;
@@ -1519,12 +1519,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) {
-      const auto inv = seg_inverse_kernel<D>;
-      VLA_CUDA_CHECK(cudaFuncSetAttribute(inv, cudaFuncAttributeMaxDynamicSharedMemorySize, inverse_bytes<D>()));
-      inv<<<dim3(grid.x + 1, grid.y), NT, inverse_bytes<D>(), s>>>(g);  // column NS: the n scan
-      VLA_CUDA_CHECK(cudaGetLastError());
-    }
+    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NT, inverse_bytes<D>(), dim3(grid.x + 1, grid.y));  // column NS: the n scan
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);

@@ -57,14 +57,14 @@ struct GateParams {
   float* A = nullptr;                                 // [B, H, D, D] final A = M_N^{-1}
   GateOut out;                                        // khat, phiq, gate (and den under the ratio readout)
   void* scratch = nullptr;                            // gate_scratch_bytes(...) bytes
-  // Where scan_den and scan_final_A run beside scan_gate (or the steps): a non-blocking stream and
+  // Where scan_final_A runs beside scan_gate (the Woodbury form): a non-blocking stream and
   // two events (fork after scan_prefix, join before the launch's end), e.g. the Workspace's; null:
   // on the launch's stream after the gates (gate_params' choice beside the float steps, 8.27).
   cudaStream_t side = nullptr;
   cudaEvent_t fork = nullptr, join = nullptr;
   // Probes of the benchmark's breakdown (the launchers leave them): the kernels
   // launch_gate runs (bit 0 scan_prep, 1 scan_prefix, 2 scan_gate, 3 scan_final_A,
-  // 4 scan_den) and the phase after which scan_gate goes on to a segment's next
+  // 4 unused since the den split removed scan_den) and the phase after which scan_gate goes on to a segment's next
   // chunk (0: none; 1 loads with, at a segment's first chunk, L D L^T of M_c and
   // the solves, at the later ones the product with A_c; 2 G, 3 L D L^T of I + G,
   // 4 Z, 5 Y, 6 W, 7 the gates, i.e. all but the carry of A). With either set the

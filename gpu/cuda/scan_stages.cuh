@@ -30,7 +30,7 @@ struct GateOut {
   float* phiq = nullptr;  // phi(q_t)
   float* gate = nullptr;  // a^_t: w_t = A_t k^_t, unit-normalised unless --normalize none|key
   float* den = nullptr;   // [B, T, H] ratio denominators core::readout_den(n_t . phi(q_t), den_floor); null for the raw readout
-  // The den split (an experiment, docs/CHUNKED.md 8.33): scan_prep writes into den the in-chunk part
+  // The den split (docs/CHUNKED.md 8.34): scan_prep writes into den the in-chunk part
   // L_t . phi(q_t), L_t the chunk's phi(k) summed from zero through step t, and the readout adds
   // n_c . phi(q_t) from nsum ([B H][N][D], the gate scratch's exclusive prefix) before readout_den.
   const float* nsum = nullptr;

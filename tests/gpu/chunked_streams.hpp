@@ -85,12 +85,13 @@ inline CausalCheck causal_check(const Outputs& full, const Outputs& prefix, int 
   return c;
 }
 
-// Every output element of a and b has the same bits (NaN payloads included).
+// x and y have the same elements bit for bit (NaN payloads included).
+inline bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
+}
+// Every output element of a and b has the same bits.
 inline bool same_bits(const Outputs& a, const Outputs& b) {
-  auto eq = [](const std::vector<double>& x, const std::vector<double>& y) {
-    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-  };
-  return eq(a.o, b.o) && eq(a.S, b.S) && eq(a.A, b.A) && eq(a.state_norm, b.state_norm);
+  return same_bits(a.o, b.o) && same_bits(a.S, b.S) && same_bits(a.A, b.A) && same_bits(a.state_norm, b.state_norm);
 }
 
 // The steps t < t_star of a run on the full stream as outputs of the prefix

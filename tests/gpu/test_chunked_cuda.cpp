@@ -229,12 +229,8 @@ void run_case(const Case& c, std::uint64_t seed) {
           use_scan_norms(false);
           const Outputs bare = impl::run_chunked(s, c.opt, kind, impl::Device::cuda, c.C);
           use_scan_norms(true);
-          auto eq = [](const std::vector<double>& x, const std::vector<double>& y) {
-            return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-          };
-          bool unwritten = true;
-          for (double x : bare.state_norm) unwritten = unwritten && std::isnan(x);
-          norms_off_same = eq(bare.o, gpu.o) && eq(bare.S, gpu.S) && eq(bare.A, gpu.A) && unwritten;
+          const bool unwritten = std::all_of(bare.state_norm.begin(), bare.state_norm.end(), [](double x) { return std::isnan(x); });
+          norms_off_same = ts::same_bits(bare.o, gpu.o) && ts::same_bits(bare.S, gpu.S) && ts::same_bits(bare.A, gpu.A) && unwritten;
           same += std::string(" | without norms same bits: ") + (norms_off_same ? "yes" : "NO");
         } else if (layout == gpu::ChunkedLayout::plain) {
           plain = gpu;

@@ -319,7 +319,7 @@ Result<Scalar> run_chunked_scan(const Stream& s, const Options& opt, int C, int 
         S_prev = S;
         R_prev = R;
         Ah_prev = Ah;
-        // The den split (an experiment, docs/CHUNKED.md 8.33): n_c . phi(q_t) plus the chunk's own prefix L_t . phi(q_t).
+        // The den split (the kernels', docs/CHUNKED.md 8.34): n_c . phi(q_t) plus the chunk's own prefix L_t . phi(q_t).
         Vec n = Structure::normaliser_prefix(n_c, n_prev), Lx = Vec::Zero(d.Dk);
         for (int t = 0; t < len; ++t) {
           const Vec r_t = Structure::replay_residual(R, t, in.V, S, in.K);
