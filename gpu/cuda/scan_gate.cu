@@ -522,6 +522,8 @@ __device__ void check_start_factor(const double* Mp, const double* piv, unsigned
   if (lane == 0 && core::start_factor_refused(bound, D, start_factor_unit_roundoff())) atomicMax(status, __float_as_uint(float(bound)));
 }
 
+#include "scan_sweep_inverse.cuh"  // scan_seg_inverse's block sweep (docs/CHUNKED.md 8.35)
+
 // The gate's staged loads: thread tid owns the pieces of Q floats at e = Q (tid + NT p), p < N, of a
 // chunk's C x D floats (step e / D, entries e % D on), so that it reads only what its own cp.async
 // copies wrote (cp.async.wait_all makes them visible to it).
@@ -771,20 +773,44 @@ __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
   inverse_of_slot<D>(g, bh, n_segments(g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
 }
 
-// scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)).
+// scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)), by
+// the block sweep (scan_sweep_inverse.cuh; -DVLA_SCAN_INVERSE_LDL: inverse_of_slot's L D L^T and solves, the
+// kernel before 8.35, for measurements beside it).
 // With n_blocks, the grid's column x = NS is the n scan of head y (scan_prefix's second part): only the
 // readout reads n_c (the den split), so the scan runs beside the inverses, in their wave's spare
-// slots (512 + 16 blocks at four an SM on 132 SMs at B H = 16, T = 16,384), not before them.
+// slots (512 + 16 blocks on 132 SMs at B H = 16, T = 16,384), not before them.
+#if defined(VLA_SCAN_INVERSE_LDL)
+constexpr int kInverseThreads = NT, kInverseBlocksPerSM = 4;
 template <int D>
-__global__ void __launch_bounds__(NT, 4) seg_inverse_kernel(GateParams g) {
+constexpr int seg_inverse_bytes() {
+  return inverse_bytes<D>();
+}
+#else
+// Six an SM: 35 KB of shared memory a block at D = 64, at most 85 registers a thread.
+constexpr int kInverseThreads = NTI, kInverseBlocksPerSM = 6;
+template <int D>
+constexpr int seg_inverse_bytes() {
+  return SweepPlan<D>::bytes;
+}
+#endif
+template <int D>
+__global__ void __launch_bounds__(kInverseThreads, kInverseBlocksPerSM) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
-  const int seg = blockIdx.x, bh = blockIdx.y;
-  if (seg == n_segments(g.T, g.C)) {
+  const int seg = blockIdx.x, bh = blockIdx.y, NS = n_segments(g.T, g.C);
+  if (seg == NS) {
     if (threadIdx.x < D) n_scan<8>(g, scratch_of(g), bh, threadIdx.x);  // 8 in flight: 32 spilled the inverse's registers
     return;
   }
-  double* out = scratch_of(g).ainv + (std::size_t(bh) * n_segments(g.T, g.C) + seg) * D * D;
+  double* out = scratch_of(g).ainv + (std::size_t(bh) * NS + seg) * D * D;
+#if defined(VLA_SCAN_INVERSE_LDL)
   inverse_of_slot<D>(g, bh, seg, smem, [&](int e, double x) { out[e] = x; });
+#else
+  const Scratch sc = scratch_of(g);
+  const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + seg) * packed_size(D);
+  double* piv = smem + D * SweepPlan<D>::LD;
+  sweep_inverse<D>(Ms, smem, piv, [&](int e, double x) { out[e] = x; });
+  if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -1519,7 +1545,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NT, inverse_bytes<D>(), dim3(grid.x + 1, grid.y));  // column NS: the n scan
+    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, kInverseThreads, seg_inverse_bytes<D>(), dim3(grid.x + 1, grid.y));  // column NS: the n scan
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);

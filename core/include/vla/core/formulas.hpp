@@ -63,6 +63,12 @@ template <class T>
 VLA_HD T sm_row_entry(const T& a_ij, const T& g_i, const T& z_j) {
   return vfma(T(-g_i), z_j, a_ij);
 }
+// The symmetric sweep's entry update at pivot p (docs/CHUNKED.md 8.35; scan_seg_inverse and
+// ref::sweep_inverse): a_rc - f_r a_pc with f_r = a_rp / a_pp formed once per row.
+template <class T>
+VLA_HD T sweep_entry(const T& a_rc, const T& f_r, const T& a_pc) {
+  return vfma(T(-f_r), a_pc, a_rc);
+}
 template <class T>
 VLA_HD T sm_gate_entry(const T& x_i, const T& g_i, const T& z_dot_k) {
   return vfma(T(-g_i), z_dot_k, x_i);
