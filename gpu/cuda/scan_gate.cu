@@ -5,6 +5,7 @@
 // rescaling where the sum of squares overflows, sm_delta, readout_den); the gate
 // is double from the Gram matrices on, rounded to float once. Every reduction
 // has a fixed order: a launch's results do not depend on scheduling.
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -773,44 +774,67 @@ __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
   inverse_of_slot<D>(g, bh, n_segments(g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
 }
 
-// scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double (block per (segment, head)), by
-// the block sweep (scan_sweep_inverse.cuh; -DVLA_SCAN_INVERSE_LDL: inverse_of_slot's L D L^T and solves, the
-// kernel before 8.35, for measurements beside it).
-// With n_blocks, the grid's column x = NS is the n scan of head y (scan_prefix's second part): only the
-// readout reads n_c (the den split), so the scan runs beside the inverses, in their wave's spare
-// slots (512 + 16 blocks on 132 SMs at B H = 16, T = 16,384), not before them.
-#if defined(VLA_SCAN_INVERSE_LDL)
-constexpr int kInverseThreads = NT, kInverseBlocksPerSM = 4;
-template <int D>
-constexpr int seg_inverse_bytes() {
-  return inverse_bytes<D>();
+// The n scan of head bh (scan_prefix's second part) by a whole scan_seg_inverse block: n_c = sum_{j<c} sigma_j in
+// place, lane d's chain in order as n_scan's (the same bits), the sigma rows staged NSC chunks at a time in shared
+// memory by cp.async, the next tile's copies in flight while the lanes sum this one. Why: n_scan<8>'s chain of
+// 512 / 8 load round trips at T = 16,384 (2,048 / 8 at 65,536) bounded scan_seg_inverse once the inverses took
+// ~40 us (docs/CHUNKED.md 8.35); a tile costs one round trip. stage: 2 NSC D floats.
+template <int D, int NSC>
+__device__ void n_scan_staged(const GateParams& g, const Scratch& sc, int bh, float* stage) {
+  static_assert(NSC * D % 4 == 0, "16-byte pieces");
+  const int N = n_chunks(g.T, g.C), tiles = (N + NSC - 1) / NSC;
+  float* base = sc.nsum + std::size_t(bh) * N * D;  // 16-byte aligned: scratch_layout's 256-byte offsets, D % 4 == 0
+  auto fetch = [&](int tile) {
+    const int c0 = tile * NSC, pieces = min(NSC, N - c0) * D / 4;
+    float* buf = stage + (tile & 1) * NSC * D;
+    for (int e = threadIdx.x; e < pieces; e += blockDim.x) __pipeline_memcpy_async(buf + 4 * e, base + std::size_t(c0) * D + 4 * e, 16);
+    __pipeline_commit();
+  };
+  fetch(0);
+  float acc = 0.0f;
+#pragma unroll 1
+  for (int t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      fetch(t + 1);  // the other buffer: free since the barrier that ended tile t - 1
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncthreads();  // tile t's copies visible to every lane
+    const float* buf = stage + (t & 1) * NSC * D;
+    const int c0 = t * NSC, nc = min(NSC, N - c0);
+    if (threadIdx.x < D)
+      for (int x = 0; x < nc; ++x) {
+        const float v = buf[x * D + threadIdx.x];
+        base[std::size_t(c0 + x) * D + threadIdx.x] = acc;  // exclusive: n_c, then acc + sigma_c
+        acc = acc + v;
+      }
+    __syncthreads();  // this buffer free for tile t + 2
+  }
 }
-#else
-// Six an SM: 35 KB of shared memory a block at D = 64, at most 85 registers a thread.
-constexpr int kInverseThreads = NTI, kInverseBlocksPerSM = 6;
+
+// scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double, by the block sweep
+// (scan_sweep_inverse.cuh), a block per (segment, head); and the n scan of each head (only the readout reads
+// n_c since the den split, so it runs beside the inverses, not before them). The grid's first B H blocks (linear
+// order, dispatched first) are the n scans, so that their chains start in the first wave at every shape.
+// Six blocks an SM: 35 KB of shared memory a block at D = 64, at most 80 registers a thread.
 template <int D>
-constexpr int seg_inverse_bytes() {
-  return SweepPlan<D>::bytes;
-}
-#endif
-template <int D>
-__global__ void __launch_bounds__(kInverseThreads, kInverseBlocksPerSM) seg_inverse_kernel(GateParams g) {
+__global__ void __launch_bounds__(NTI, 6) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
-  const int seg = blockIdx.x, bh = blockIdx.y, NS = n_segments(g.T, g.C);
-  if (seg == NS) {
-    if (threadIdx.x < D) n_scan<8>(g, scratch_of(g), bh, threadIdx.x);  // 8 in flight: 32 spilled the inverse's registers
+  const int NS = n_segments(g.T, g.C), BH = g.B * g.H;
+  const int lin = blockIdx.x + blockIdx.y * gridDim.x;
+  const Scratch sc = scratch_of(g);
+  if (lin < BH) {
+    constexpr int NSC = SweepPlan<D>::bytes / (2 * D * 4) < 64 ? SweepPlan<D>::bytes / (2 * D * 4) : 64;
+    n_scan_staged<D, NSC>(g, sc, lin, reinterpret_cast<float*>(smem));
     return;
   }
-  double* out = scratch_of(g).ainv + (std::size_t(bh) * NS + seg) * D * D;
-#if defined(VLA_SCAN_INVERSE_LDL)
-  inverse_of_slot<D>(g, bh, seg, smem, [&](int e, double x) { out[e] = x; });
-#else
-  const Scratch sc = scratch_of(g);
+  const int seg = (lin - BH) % NS, bh = (lin - BH) / NS;
+  double* out = sc.ainv + (std::size_t(bh) * NS + seg) * D * D;
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + seg) * packed_size(D);
   double* piv = smem + D * SweepPlan<D>::LD;
   sweep_inverse<D>(Ms, smem, piv, [&](int e, double x) { out[e] = x; });
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
-#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -1545,7 +1569,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, kInverseThreads, seg_inverse_bytes<D>(), dim3(grid.x + 1, grid.y));  // column NS: the n scan
+    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NTI, SweepPlan<D>::bytes, dim3(grid.x + 1, grid.y));  // B H more blocks: the n scans
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);

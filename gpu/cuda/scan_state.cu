@@ -781,27 +781,36 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
           reinterpret_cast<float4*>(Rs)[e] = x.r;
         });
   }
-  // The den split (GateOut::nsum set): den_t = readout_den(n_c . phi(q_t) + L_t . phi(q_t)), the first an fma
-  // chain over d from d = t on (wrapping: the lanes' Qs reads in distinct banks), the second from scan_prep.
-  // Without nsum (stage 2 alone, scan_state_check) den holds the whole denominators.
+  // The den split (GateOut::nsum set): den_t = readout_den(n_c . phi(q_t) + L_t . phi(q_t)), the second from
+  // scan_prep; the first by TPD threads a step (consecutive lanes), each an fma chain over its D / TPD entries
+  // from its slice's entry t on (wrapping: the lanes' Qs reads in distinct banks), then the lanes' sums by a
+  // fixed xor tree. Why not one thread a step: its 64-term chain before the loop took the readout from 0.234 to
+  // 0.262 ms (H100, docs/CHUNKED.md 8.34). Without nsum (stage 2 alone, scan_state_check) den holds the whole
+  // denominators.
   __syncthreads();  // Qs complete
-  for (int t = tid; t < C; t += NT) {
-    float den = 1.0f;
-    if (ratio && t < cc) {
-      if (p.in.nsum) {
-        const float* nc = p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D;
+  {
+    constexpr int TPD = NT >= C ? NT / C : 1, DP = D / TPD;
+    static_assert(TPD <= 32 && 32 % TPD == 0 && D % TPD == 0, "a step's threads in one warp");
+    const int part = tid % TPD;
+    for (int t = tid / TPD; t < C; t += NT / TPD) {  // warp-uniform trip count: NT / TPD divides C or exceeds it
+      float den = 1.0f;
+      if (ratio && p.in.nsum) {
+        const float* nc = p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D + part * DP;
+        const float* qt = Qs + t * D + part * DP;
         float acc = 0.0f;
 #pragma unroll 8
-        for (int j = 0; j < D; ++j) {
-          const int d = (j + t) % D;
-          acc = fmaf(__ldg(nc + d), Qs[t * D + d], acc);
+        for (int j = 0; j < DP; ++j) {
+          const int d = (j + t) % DP;
+          acc = fmaf(__ldg(nc + d), qt[d], acc);
         }
-        den = core::readout_den(acc + p.in.den[row_index(b, t0 + t, h, T, H)], p.den_floor);
-      } else {
+#pragma unroll
+        for (int m = 1; m < TPD; m *= 2) acc += __shfl_xor_sync(kAll, acc, m);
+        if (t < cc) den = core::readout_den(acc + p.in.den[row_index(b, t0 + t, h, T, H)], p.den_floor);
+      } else if (ratio && t < cc) {
         den = p.in.den[row_index(b, t0 + t, h, T, H)];
       }
+      if (part == 0) Ds[t] = den;
     }
-    Ds[t] = den;
   }
   float s[RR][ER];
 #pragma unroll

@@ -86,9 +86,28 @@ template <int D, class Sink>
 __device__ void sweep_inverse(const double* Ms, double* A, double* piv, Sink sink) {
   constexpr int LD = SweepPlan<D>::LD, NB = D / SWB, NWI = NTI / 32;
   const int warp = threadIdx.x / 32;
-  for (int e = threadIdx.x; e < D * D; e += NTI) {
-    const int r = e / D, c = e % D;
-    A[r * LD + c] = Ms[r >= c ? packed_index(r, c) : packed_index(c, r)];
+  // The packed lower triangle, every thread's loads in flight at once (one round trip), then each entry to its two
+  // places.
+  {
+    constexpr int P = D * (D + 1) / 2, PL = (P + NTI - 1) / NTI;
+    double v[PL];
+#pragma unroll
+    for (int i = 0; i < PL; ++i) {
+      const int e = threadIdx.x + i * NTI;
+      v[i] = e < P ? Ms[e] : 0.0;
+    }
+#pragma unroll
+    for (int i = 0; i < PL; ++i) {
+      const int e = threadIdx.x + i * NTI;
+      if (e < P) {
+        int r = static_cast<int>((sqrtf(8.0f * static_cast<float>(e) + 1.0f) - 1.0f) * 0.5f);  // row of packed entry e,
+        r += (r + 1) * (r + 2) / 2 <= e ? 1 : 0;                                                // corrected where the
+        r -= r * (r + 1) / 2 > e ? 1 : 0;                                                       // float root rounds off
+        const int c = e - r * (r + 1) / 2;
+        A[r * LD + c] = v[i];
+        A[c * LD + r] = v[i];
+      }
+    }
   }
   __syncthreads();
 #pragma unroll 1
