@@ -59,14 +59,14 @@ double chunk_flops(int D, int C) {
 
 // Operations of one chunk of one head in the scan form, as the stages perform
 // them (u = k^): stage 1 in fp64 multiply-adds (docs/CHUNKED.md 8.10: the Gram
-// lower triangle; per segment of L = ref::scan_segment_chunks(C) chunks one
+// lower triangle; per segment of L = ref::scan_segment_chunks(C, B H, T) chunks one
 // L D L^T of M_c and the solve of D + C columns, shared by its chunks; per chunk
 // the product A_c K (C columns), G, L D L^T of I + G, Z, Y, the causal W and the
 // carry of A), stage 2 in fp32 multiply-adds counted from the spec's operations
 // (Ah^T K strict upper, K T^{-1} and V T^{-1}, S_c K~, the C rank-one updates,
 // readouts and row norms).
-double scan_gate_fma(int D, int C) {
-  const double d = D, c = C, L = vla::ref::scan_segment_chunks(C);
+double scan_gate_fma(int D, int C, long long BH, int T) {
+  const double d = D, c = C, L = vla::ref::scan_segment_chunks(C, BH, T);
   return d * (d + 1) / 2 * c + (d * d * d / 6 + (d + c) * d * d) / L + c * d * d + c * (c + 1) / 2 * d + c * c * c / 6 +
          d * c * c / 2 + c * (c + 1) / 2 * d + d * c * (c + 1) / 2 + d * d * c;
 }
@@ -75,12 +75,12 @@ double scan_state_fma(int D, int C) {
   return c * (c - 1) / 2 * d + 2 * d * c * (c - 1) / 2 + 4 * d * d * c;
 }
 // Bytes the scan form moves per chunk of one head beyond its inputs and outputs:
-// the packed M buffer (one slot per segment of ref::scan_segment_chunks(C)
+// the packed M buffer (one slot per segment of ref::scan_segment_chunks(C, B H, T)
 // chunks) written by the Gram kernel, read and written by the scan, read by the
 // gate kernel (doubles), and the features k^, phi(q), a^ written once and read
 // once (floats).
-double scan_buffer_bytes(int D, int C) {
-  return 4.0 * D * (D + 1) / 2 * 8 / vla::ref::scan_segment_chunks(C) + 2.0 * 3 * C * D * 4;
+double scan_buffer_bytes(int D, int C, long long BH, int T) {
+  return 4.0 * D * (D + 1) / 2 * 8 / vla::ref::scan_segment_chunks(C, BH, T) + 2.0 * 3 * C * D * 4;
 }
 
 // The device I/O of one shape (D = 64): q, k, v and o of 4-byte elements (room
@@ -169,11 +169,11 @@ void focus() {
   struct Shape {
     int B, H, T;
   };
-  std::printf("\nscan focus (chunked-scan-bf16, C = %d, D = %d, segments of %d steps; ms, medians of 21):\n"
+  std::printf("\nscan focus (chunked-scan-bf16, C = %d, D = %d, segments of ref::scan_segment_steps(B H, T) steps; ms, medians of 21):\n"
               "| B | H | T | whole scan | whole, o and S only (no norms) | gate: prep | prefix | seg_inverse | steps | stage |"
-              " state: prep | pass | readout | stage | fused bf16 |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-              C, D, ref::kScanSegmentSteps);
+              " state: prep | pass | readout | stage | fused bf16 | segment steps |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              C, D);
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}}) {
     ShapeIO io(sh.B, sh.H, sh.T);
     const gpu::FusedParams p = io.fill(true);
@@ -205,8 +205,8 @@ void focus() {
     double fused = 0;
     // The fused bf16 kernel where issue 8 compares with it: T = 65,536 (the speed-up) and B H = 1,024 (throughput).
     if (sh.T == 65536 || sh.B * sh.H >= 1024) fused = median_launch_ms([&] { gpu::launch_fused(p, impl::Kind::bf16, nullptr); }, 3);
-    std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g |\n", sh.B, sh.H,
-                sh.T, ms, ms_bare, gp, gx, gi, gs, g_all, sp, sx, sr, s_all, fused);
+    std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %d |\n", sh.B, sh.H,
+                sh.T, ms, ms_bare, gp, gx, gi, gs, g_all, sp, sx, sr, s_all, fused, ref::scan_segment_steps(sh.B * sh.H, sh.T));
   }
 }
 
@@ -234,7 +234,7 @@ void steps_scaling(int clock_khz) {
       g.steps_float = f == 2;
       ms[f++] = median_launch_ms([&] { gpu::scan::launch_gate(g, nullptr); }, 11);
     }
-    const int steps = ref::scan_segment_chunks(C) * C;
+    const int steps = ref::scan_segment_chunks(C, H, T) * C;
     const int blocks = ((T + steps - 1) / steps) * H;
     std::printf("| %d | %d | %.4g | %.4g | %.4g | %.0f | %.0f | %.0f |\n", H, blocks, ms[0], ms[1], ms[2], ms[0] * clock_khz / steps,
                 ms[1] * clock_khz / steps, ms[2] * clock_khz / steps);
@@ -434,9 +434,9 @@ int main(int argc, char** argv) {
           // (33.5 TFLOP/s; 67 with DMMA), its fp32 ones at 67 TFLOP/s (both leads, H200.md), and the bytes of its
           // inputs, outputs and buffers between kernels at the measured 4.3 TB/s (KINDS.md).
           const double chunks = std::ceil(double(sh.T) / im.C) * sh.B * sh.H;
-          const double f64 = 2 * scan_gate_fma(D, im.C) * chunks, f32 = 2 * scan_state_fma(D, im.C) * chunks;
+          const double f64 = 2 * scan_gate_fma(D, im.C, sh.B * sh.H, sh.T) * chunks, f32 = 2 * scan_state_fma(D, im.C) * chunks;
           const double io = double(n) * (im.bf16 ? 2 : 4) * 4 + double(sh.B) * sh.T * sh.H * 4 * 2;
-          const double bytes = io + scan_buffer_bytes(D, im.C) * chunks;
+          const double bytes = io + scan_buffer_bytes(D, im.C, sh.B * sh.H, sh.T) * chunks;
           const double t64 = f64 / 33.5e12 * 1e3, t64tc = f64 / 67e12 * 1e3, t32 = f32 / 67e12 * 1e3, tb = bytes / 4.3e12 * 1e3,
                        tio = io / 4.3e12 * 1e3;
           const double fl = std::max({t64, t32, tb});

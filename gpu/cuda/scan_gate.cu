@@ -1,6 +1,6 @@
 // Stage 1 of the scan form, the gate (scan_gate.cuh says which kernel does what;
 // docs/CHUNKED.md section 8, segments 8.10; maths: ref::run_chunked_scan with
-// ref::scan_segment_chunks(C) chunks per segment). The features are
+// ref::scan_segment_chunks(C, B H, T) chunks per segment). The features are
 // float, exactly the formulas of core/ (phi, the column norm with its 2^-64
 // rescaling where the sum of squares overflows, sm_delta, readout_den); the gate
 // is double from the Gram matrices on, rounded to float once. Every reduction
@@ -30,9 +30,9 @@ constexpr int NT = 256;  // threads per block
 constexpr int NW = NT / 32;  // warps per block
 
 __host__ __device__ inline int n_chunks(int T, int C) { return (T + C - 1) / C; }
-// Segments of ref::scan_segment_chunks(C) chunks: one factorisation of M_c each.
-__host__ __device__ inline int n_segments(int T, int C) {
-  const int L = ref::scan_segment_chunks(C);
+// Segments of ref::scan_segment_chunks(C, B H, T) chunks: one factorisation of M_c each.
+__host__ __device__ inline int n_segments(int BH, int T, int C) {
+  const int L = ref::scan_segment_chunks(C, BH, T);
   return (n_chunks(T, C) + L - 1) / L;
 }
 __host__ __device__ constexpr int packed_size(int D) { return D * (D + 1) / 2; }
@@ -44,7 +44,7 @@ struct ScratchLayout {
   std::size_t m = 0, nsum = 0, u = 0, ainv = 0, status = 0, total = 0;
 };
 __host__ __device__ inline ScratchLayout scratch_layout(int B, int T, int H, int D, int C, bool u_separate) {
-  const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(T, C)),
+  const std::size_t bh = std::size_t(B) * H, N = std::size_t(n_chunks(T, C)), NS = std::size_t(n_segments(int(B) * H, T, C)),
                     steps = std::size_t(B) * T * H * D;
   ScratchLayout l;
   l.m = 0;
@@ -135,11 +135,11 @@ template <class Prec, int D, int C>
 __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g) {
   using Pl = PrepPlan<Prec, D, C>;
   using In = typename Pl::In;
-  constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, TPW = Pl::TPW, P = packed_size(D),
-                SEG = ref::scan_segment_chunks(C);
+  constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, TPW = Pl::TPW, P = packed_size(D);
+  const int SEG = ref::scan_segment_chunks(C, g.B * g.H, g.T);
   extern __shared__ __align__(16) unsigned char prep_smem[];
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.B * g.H, g.T, C);
   const int tid = threadIdx.x, tl = tid / TPS, s = tid % TPS, warp = tid / 32, lane = tid % 32;
   const int nraw = g.u ? 3 : 2;  // raw tiles per stage: q, k (and u where given)
   float* su = reinterpret_cast<float*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDU] u of the chunk, 0 past len
@@ -312,7 +312,7 @@ __device__ __forceinline__ void n_scan(const GateParams& g, const Scratch& sc, i
 
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
-  const int NS = n_segments(g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  const int NS = n_segments(g.B * g.H, g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
   if (blockIdx.x == 0 && threadIdx.x == 0) *sc.status = 0u;  // before the kernels that factorise M (stream order)
   if (int(blockIdx.x) < m_blocks) {
     // Slot s = slot 0 + ... + slot s (slot 0 = lambda0 I), in order.
@@ -593,7 +593,8 @@ template <int D, int C, bool USEP>
 __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g) {
   using Pl = GatePlan<D, C, USEP>;
   constexpr int TPS = NT / C, PER = D / TPS, LDA = Pl::LDA, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, LDF = Pl::LDF,
-                P = packed_size(D), SEG = ref::scan_segment_chunks(C);
+                P = packed_size(D);
+  const int SEG = ref::scan_segment_chunks(C, g.B * g.H, g.T);
   extern __shared__ double smem[];
   double* A = smem + Pl::dA;  // the carried A_c
   double* X = smem + Pl::dX;
@@ -609,7 +610,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   float* stage = reinterpret_cast<float*>(smem + Pl::sF);  // [USEP ? 2 : 1][C][D] where Pl::STAGE
 
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.T, C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.B * g.H, g.T, C);
   const int tid = threadIdx.x;
   const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
   // Column col of [U | K] (u = k^: K), step-major floats.
@@ -753,7 +754,7 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   double* piv = L + D * LDM;
   double* colbuf = piv + D;
   const Scratch sc = scratch_of(g);
-  const int NS = n_segments(g.T, g.C);
+  const int NS = n_segments(g.B * g.H, g.T, g.C);
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
@@ -771,7 +772,7 @@ template <int D>
 __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
   extern __shared__ double smem[];
   const int bh = blockIdx.x;
-  inverse_of_slot<D>(g, bh, n_segments(g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
+  inverse_of_slot<D>(g, bh, n_segments(g.B * g.H, g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
 }
 
 // The n scan of head bh (scan_prefix's second part) by a whole scan_seg_inverse block: n_c = sum_{j<c} sigma_j in
@@ -821,7 +822,7 @@ __device__ void n_scan_staged(const GateParams& g, const Scratch& sc, int bh, fl
 template <int D>
 __global__ void __launch_bounds__(NTI, 6) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
-  const int NS = n_segments(g.T, g.C), BH = g.B * g.H;
+  const int NS = n_segments(g.B * g.H, g.T, g.C), BH = g.B * g.H;
   const int lin = blockIdx.x + blockIdx.y * gridDim.x;
   const Scratch sc = scratch_of(g);
   if (lin < BH) {
@@ -1144,9 +1145,9 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
   float* Wown = wsm + Pl::oW;  // the w rows' own buffer (unused with WOVER)
   float* Ns = wsm + Pl::oN;
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.B * g.H, g.T, g.C);
   const int lane = threadIdx.x, rg = lane / 4, cg = lane % 4, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
-  const int steps = ref::scan_segment_chunks(g.C) * g.C;
+  const int steps = ref::scan_segment_chunks(g.C, g.B * g.H, g.T) * g.C;
   const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
   // The chunk at t0's rows of u = k^ into dst by cp.async, 16-byte pieces, zeros past t_end.
@@ -1304,9 +1305,9 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D
   double* Ws = smem + Pl::oW;
   float* stage = reinterpret_cast<float*>(smem + Pl::oStage);
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.T, g.C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.B * g.H, g.T, g.C);
   const int tid = threadIdx.x, cg = tid % CG, rg = tid / CG, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
-  const int steps = ref::scan_segment_chunks(g.C) * g.C;
+  const int steps = ref::scan_segment_chunks(g.C, g.B * g.H, g.T) * g.C;
   const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
   const float* usrc = USEP ? sc.u : g.out.khat;
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
@@ -1518,13 +1519,13 @@ bool steps_w_over_u(const GateParams& g) {
     VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes));
     return n;
   }();
-  return static_cast<long long>(n_segments(g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * device_sms();
+  return static_cast<long long>(n_segments(g.B * g.H, g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * device_sms();
 }
 
 template <class Prec, int D, int C>
 void launch_typed(const GateParams& g, cudaStream_t s) {
   const int BH = g.B * g.H, P = packed_size(D);
-  const dim3 grid(n_segments(g.T, g.C), BH);  // scan_prep and scan_gate: a block per (segment, head)
+  const dim3 grid(n_segments(g.B * g.H, g.T, g.C), BH);  // scan_prep and scan_gate: a block per (segment, head)
   if (g.kernels & 1u) {
     const auto prep = prep_kernel<Prec, D, C>;
     const int bytes = PrepPlan<Prec, D, C>::bytes(g.u != nullptr);

@@ -657,7 +657,7 @@ TEST(ChunkedTwinFindings, ScanFormsSegmentStartIsFloatAccurateOnlyWhileCondMTime
   for (double x : cx.c.stream.u) n2 += x * x;
   ASSERT_EQ(cx.c.stream.dims.T, 1);
   ASSERT_EQ(cx.c.stream.dims.B * cx.c.stream.dims.H, 1);
-  const int L = ref::kScanSegmentSteps;
+  const int L = ref::scan_segment_steps(1, 1);  // one head's segment (its length at T = L + 1 too)
   for (int steps : {1, L + 1}) {
     for (int e = 0; e <= (steps == 1 ? 13 : 8); ++e) {
       Stream s = cx.c.stream;
@@ -702,7 +702,7 @@ TEST(ChunkedTwinFindings, ScanFormsSegmentStartIsFloatAccurateOnlyWhileCondMTime
 // lambda0 = 1e-6 (5e8) they run. The kernels refuse by the same bound (tests/gpu/test_chunked_cuda.cpp,
 // scan-start-beyond-double); the fused kinds run the stream.
 TEST(ChunkedTwinFindings, ScanFormsRefuseASegmentStartWhoseFactorHasNoCorrectDigit) {
-  const int L = ref::kScanSegmentSteps, D = 16;
+  const int L = ref::scan_segment_steps(1, 1), D = 16;  // one head's segment (its length at T = L + 1 too)
   Stream s;
   s.dims = {1, L + 1, 1, D, D};
   const std::size_t n = std::size_t(L + 1) * D;
@@ -775,7 +775,7 @@ TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
     const Twin chunked = chunked_twin(impl::ChunkedKind::scan_fp32);
     const gate::Expected e = gate::expect(sc.stream, sc.opt, chunked.policy);
     ASSERT_TRUE(e.valid) << name << ": " << e.reason;
-    const int C = 64, L = ref::scan_segment_chunks(C);
+    const int C = 64, L = ref::scan_segment_chunks(C, long(e.input.dims.B) * e.input.dims.H, e.input.dims.T);
     const auto policy = ref::scan_state_policy(e.input.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(e.input.has_u() || sc.opt.u_unit_scaled);
     RecordingStateSolve::max_rhs = RecordingStateSolve::max_out = 0;

@@ -139,11 +139,21 @@ TEST(ChunkedScan, SegmentedWiderGateScalarEqualsRecurrent) {
   const double fewest = scan_equals_recurrent<wide>(vla::Dims{1, 50, 1, 6, 5}, 401, {3, 16}, {2, 4});
   std::printf("segmented scan form (332-bit gate) vs recurrence at %d bits: at least %.1f agreeing bits\n", kBits, fewest);
 }
-// The kernels' segment is a constant of the form: 512 steps.
-TEST(ChunkedScan, KernelSegmentIsFixedInSteps) {
-  EXPECT_EQ(vla::ref::scan_segment_chunks(32), 16);
-  EXPECT_EQ(vla::ref::scan_segment_chunks(64), 8);
-  EXPECT_EQ(vla::ref::scan_segment_chunks(1024), 1);
+// The kernels' segment is a function of the launch's shape only: 256 steps where B H ceil(T / 256) <= 1,024,
+// else 512 (docs/CHUNKED.md 8.36).
+TEST(ChunkedScan, KernelSegmentFollowsTheShape) {
+#ifndef VLA_SCAN_SEGMENT_STEPS
+  using vla::ref::scan_segment_steps, vla::ref::scan_segment_chunks;
+  EXPECT_EQ(scan_segment_steps(16, 16384), 256);  // B = 1, H = 16, T = 16,384: 1,024 segments
+  EXPECT_EQ(scan_segment_steps(17, 16384), 512);
+  EXPECT_EQ(scan_segment_steps(16, 16385), 512);  // 16 x 65 segments
+  EXPECT_EQ(scan_segment_steps(16, 65536), 512);
+  EXPECT_EQ(scan_segment_steps(1024, 4096), 512);
+  EXPECT_EQ(scan_segment_steps(1, 1), 256);
+  EXPECT_EQ(scan_segment_chunks(32, 16, 16384), 8);
+  EXPECT_EQ(scan_segment_chunks(64, 16, 65536), 8);
+  EXPECT_EQ(scan_segment_chunks(1024, 1, 10), 1);
+#endif
   const vla::Stream s = random_stream(vla::Dims{1, 10, 1, 4, 4}, 8, false);
   EXPECT_THROW(vla::ref::run_chunked_scan<double>(s, vla::Options{}, 4, 0), std::invalid_argument);
 }

@@ -397,7 +397,8 @@ std::vector<Case> cases_for(bool quick) {
 Case start_beyond_double() {
   Options o = preset_options(Preset::paper);
   o.lambda0 = 1e-16;
-  Case z{"scan-start-beyond-double", 1, ref::kScanSegmentSteps + 1, 1, 16, 32, o, ts::Family::gaussian, false, 1e-30};
+  // One head's segment, whose length is the same at T = L + 1 (ref::scan_segment_steps).
+  Case z{"scan-start-beyond-double", 1, ref::scan_segment_steps(1, 1) + 1, 1, 16, 32, o, ts::Family::gaussian, false, 1e-30};
   z.refused = "condition number is at least";
   z.refused_at_run = true;
   return z;

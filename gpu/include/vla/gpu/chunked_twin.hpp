@@ -63,7 +63,7 @@ Outputs run_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out
 
 // The scan kinds' twin: the scan form's reference with the gate stage in double
 // and the state in float, as the kernels compute them (docs/CHUNKED.md, section 8),
-// in the kernels' segments (ref::scan_segment_chunks(C) chunks per factorisation of
+// in the kernels' segments (ref::scan_segment_chunks(C, B H, T) chunks per factorisation of
 // M_c, A_c carried in between: 8.10), with structure policy Structure
 // (ref::ScanStructure in production; the gate's scan mutants replace one of its hooks).
 // The state's chunk products as the kernels' pass forms them (8.13, 8.24,
@@ -79,7 +79,7 @@ template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
   const bool u_separate = rounded.has_u() || opt.u_unit_scaled;
   const ref::ScanGateForm form = ref::kernel_scan_gate_form(u_separate);
-  const int L = ref::scan_segment_chunks(C);
+  const int L = ref::scan_segment_chunks(C, static_cast<long long>(rounded.dims.B) * rounded.dims.H, rounded.dims.T);
   const ref::ScanStatePolicy policy = ref::scan_state_policy(rounded.dims.Dk, C);
   if (ref::kernel_scan_steps_float(bf16_out, u_separate))
     return twin_outputs(ref::run_chunked_scan<float, double, Structure, float>(rounded, opt, C, L, policy, form), bf16_out);

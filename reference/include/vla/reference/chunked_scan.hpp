@@ -33,7 +33,7 @@
 // on A_{c+1} = A_c - Z D^{-1} Z^T (the carried form's Woodbury downdate,
 // woodbury_downdate in chunked.hpp). Exact in exact arithmetic (the same A_c);
 // segment = 1 is the form without carrying. The kernels use
-// scan_segment_chunks(C) chunks, a constant of the form (not of the GPU).
+// scan_segment_chunks(C, B H, T) chunks, a function of the launch's shape (not of the GPU).
 //
 // ScanGateForm::per_step (docs/CHUNKED.md 8.16): a segment's first chunk takes
 // A_c = M_c^{-1} from the factor, and every step of the segment the recurrence's
