@@ -470,7 +470,8 @@ __device__ void solve_m(double* X, int ldx, int ncols, const double* L, int ldl,
 // with the identity's columns formed in registers and each entry handed to sink(r D + c, x) from
 // them: no D x D buffer in shared memory. Why: with it (68 KB) and 100 registers a thread,
 // scan_seg_inverse ran two blocks an SM, the 512 segment starts of B H = 16, T = 16,384 in two
-// waves; without it (35 KB), at most 64 registers (its launch bounds), four an SM: one wave.
+// waves; without it (35 KB), at most 64 registers, four an SM: one wave (until 8.35, when
+// scan_seg_inverse took the block sweep; scan_final_A, the Woodbury form's, still uses this).
 template <int D, class Sink>
 __device__ void solve_identity(const double* L, int ldl, const double* piv, Sink sink) {
   constexpr int TPC = NT / D, RPT = D / TPC;
@@ -760,8 +761,7 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
   solve_identity<D>(L, LDM, piv, sink);
 }
-// L, the pivots and the column buffer: no D x D buffer for X (solve_identity), so that the segment
-// starts' blocks fit four an SM.
+// L, the pivots and the column buffer: no D x D buffer for X (solve_identity).
 template <int D>
 constexpr int inverse_bytes() {
   return (D * (D + 1) + 3 * D) * 8;
