@@ -35,6 +35,9 @@ __host__ __device__ inline int n_segments(int BH, int T, int C) {
   const int L = ref::scan_segment_chunks(C, BH, T);
   return (n_chunks(T, C) + L - 1) / L;
 }
+// A launch's segment (chunks) and segment count.
+__host__ __device__ inline int segment_chunks(const GateParams& g) { return ref::scan_segment_chunks(g.C, g.B * g.H, g.T); }
+__host__ __device__ inline int n_segments(const GateParams& g) { return n_segments(g.B * g.H, g.T, g.C); }
 __host__ __device__ constexpr int packed_size(int D) { return D * (D + 1) / 2; }
 __host__ __device__ inline int packed_index(int r, int c) { return r * (r + 1) / 2 + c; }  // c <= r
 __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
@@ -136,10 +139,10 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
   using Pl = PrepPlan<Prec, D, C>;
   using In = typename Pl::In;
   constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, TPW = Pl::TPW, P = packed_size(D);
-  const int SEG = ref::scan_segment_chunks(C, g.B * g.H, g.T);
+  const int SEG = segment_chunks(g);
   extern __shared__ __align__(16) unsigned char prep_smem[];
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.B * g.H, g.T, C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g);
   const int tid = threadIdx.x, tl = tid / TPS, s = tid % TPS, warp = tid / 32, lane = tid % 32;
   const int nraw = g.u ? 3 : 2;  // raw tiles per stage: q, k (and u where given)
   float* su = reinterpret_cast<float*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDU] u of the chunk, 0 past len
@@ -312,7 +315,7 @@ __device__ __forceinline__ void n_scan(const GateParams& g, const Scratch& sc, i
 
 __global__ void __launch_bounds__(NT) prefix_kernel(GateParams g, int m_blocks) {
   const Scratch sc = scratch_of(g);
-  const int NS = n_segments(g.B * g.H, g.T, g.C), D = g.D, P = packed_size(D), BH = g.B * g.H;
+  const int NS = n_segments(g), D = g.D, P = packed_size(D), BH = g.B * g.H;
   if (blockIdx.x == 0 && threadIdx.x == 0) *sc.status = 0u;  // before the kernels that factorise M (stream order)
   if (int(blockIdx.x) < m_blocks) {
     // Slot s = slot 0 + ... + slot s (slot 0 = lambda0 I), in order.
@@ -595,7 +598,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   using Pl = GatePlan<D, C, USEP>;
   constexpr int TPS = NT / C, PER = D / TPS, LDA = Pl::LDA, LDX = Pl::LDX, LDG = Pl::LDG, LDW = Pl::LDW, LDF = Pl::LDF,
                 P = packed_size(D);
-  const int SEG = ref::scan_segment_chunks(C, g.B * g.H, g.T);
+  const int SEG = segment_chunks(g);
   extern __shared__ double smem[];
   double* A = smem + Pl::dA;  // the carried A_c
   double* X = smem + Pl::dX;
@@ -611,7 +614,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 2 : 1) gate_kernel(GateParams g)
   float* stage = reinterpret_cast<float*>(smem + Pl::sF);  // [USEP ? 2 : 1][C][D] where Pl::STAGE
 
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g.B * g.H, g.T, C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g);
   const int tid = threadIdx.x;
   const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
   // Column col of [U | K] (u = k^: K), step-major floats.
@@ -755,7 +758,7 @@ __device__ void inverse_of_slot(const GateParams& g, int bh, int slot, double* s
   double* piv = L + D * LDM;
   double* colbuf = piv + D;
   const Scratch sc = scratch_of(g);
-  const int NS = n_segments(g.B * g.H, g.T, g.C);
+  const int NS = n_segments(g);
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + slot) * P;
   ldl_block<D>([&](int r, int cc) { return Ms[packed_index(r, cc)]; }, L, LDM, piv, [](int, double x) { return x; }, colbuf);
   if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
@@ -772,7 +775,7 @@ template <int D>
 __global__ void __launch_bounds__(NT) final_a_kernel(GateParams g) {
   extern __shared__ double smem[];
   const int bh = blockIdx.x;
-  inverse_of_slot<D>(g, bh, n_segments(g.B * g.H, g.T, g.C), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
+  inverse_of_slot<D>(g, bh, n_segments(g), smem, [&](int e, double x) { g.A[std::size_t(bh) * D * D + e] = float(x); });
 }
 
 // The n scan of head bh (scan_prefix's second part) by a whole scan_seg_inverse block: n_c = sum_{j<c} sigma_j in
@@ -822,7 +825,7 @@ __device__ void n_scan_staged(const GateParams& g, const Scratch& sc, int bh, fl
 template <int D>
 __global__ void __launch_bounds__(NTI, 6) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
-  const int NS = n_segments(g.B * g.H, g.T, g.C), BH = g.B * g.H;
+  const int NS = n_segments(g), BH = g.B * g.H;
   const int lin = blockIdx.x + blockIdx.y * gridDim.x;
   const Scratch sc = scratch_of(g);
   if (lin < BH) {
@@ -1145,9 +1148,9 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
   float* Wown = wsm + Pl::oW;  // the w rows' own buffer (unused with WOVER)
   float* Ns = wsm + Pl::oN;
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.B * g.H, g.T, g.C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g);
   const int lane = threadIdx.x, rg = lane / 4, cg = lane % 4, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
-  const int steps = ref::scan_segment_chunks(g.C, g.B * g.H, g.T) * g.C;
+  const int steps = segment_chunks(g) * g.C;
   const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
   // The chunk at t0's rows of u = k^ into dst by cp.async, 16-byte pieces, zeros past t_end.
@@ -1305,9 +1308,9 @@ __global__ void __launch_bounds__(StepPlan<D, USEP, FOLD, LOOK>::NTS, StepPlan<D
   double* Ws = smem + Pl::oW;
   float* stage = reinterpret_cast<float*>(smem + Pl::oStage);
   const Scratch sc = scratch_of(g);
-  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g.B * g.H, g.T, g.C);
+  const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, NS = n_segments(g);
   const int tid = threadIdx.x, cg = tid % CG, rg = tid / CG, r0 = rg * RP, c0 = cg * CP, pc0 = Pl::col(c0);
-  const int steps = ref::scan_segment_chunks(g.C, g.B * g.H, g.T) * g.C;
+  const int steps = segment_chunks(g) * g.C;
   const int t_begin = seg * steps, t_end = min(g.T, t_begin + steps);
   const float* usrc = USEP ? sc.u : g.out.khat;
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };
@@ -1519,13 +1522,13 @@ bool steps_w_over_u(const GateParams& g) {
     VLA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, steps_warp_kernel<D, false>, 32, WarpStepPlan<D, false>::bytes));
     return n;
   }();
-  return static_cast<long long>(n_segments(g.B * g.H, g.T, g.C)) * g.B * g.H > static_cast<long long>(per_sm) * device_sms();
+  return static_cast<long long>(n_segments(g)) * g.B * g.H > static_cast<long long>(per_sm) * device_sms();
 }
 
 template <class Prec, int D, int C>
 void launch_typed(const GateParams& g, cudaStream_t s) {
   const int BH = g.B * g.H, P = packed_size(D);
-  const dim3 grid(n_segments(g.B * g.H, g.T, g.C), BH);  // scan_prep and scan_gate: a block per (segment, head)
+  const dim3 grid(n_segments(g), BH);  // scan_prep and scan_gate: a block per (segment, head)
   if (g.kernels & 1u) {
     const auto prep = prep_kernel<Prec, D, C>;
     const int bytes = PrepPlan<Prec, D, C>::bytes(g.u != nullptr);

@@ -4,7 +4,7 @@
 // scan_stages.cuh), which the launcher (scan_run.cu) and the benchmark share.
 //
 // Kernels, in order (one stream-ordered unit on the launch's stream; no host
-// synchronisation; scan_den and scan_final_A on a side stream beside scan_gate
+// synchronisation; scan_final_A on a side stream beside scan_gate
 // where GateParams names one). The chunks are grouped into segments of
 // ref::scan_segment_chunks(C, B H, T) chunks (256 or 512 steps by the shape; docs/CHUNKED.md 8.10, 8.36), one
 // factorisation of M each:

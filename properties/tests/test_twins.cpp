@@ -775,7 +775,7 @@ TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
     const Twin chunked = chunked_twin(impl::ChunkedKind::scan_fp32);
     const gate::Expected e = gate::expect(sc.stream, sc.opt, chunked.policy);
     ASSERT_TRUE(e.valid) << name << ": " << e.reason;
-    const int C = 64, L = ref::scan_segment_chunks(C, long(e.input.dims.B) * e.input.dims.H, e.input.dims.T);
+    const int C = 64, L = ref::scan_segment_chunks(C, e.input.dims);
     const auto policy = ref::scan_state_policy(e.input.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(e.input.has_u() || sc.opt.u_unit_scaled);
     RecordingStateSolve::max_rhs = RecordingStateSolve::max_out = 0;

@@ -324,7 +324,7 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
       double ratio[3] = {};
       std::vector<double> o_prev;
       for (int f = 0; f < 3; ++f) {
-        const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, c.opt, 32, ref::scan_segment_chunks(32, long(s.dims.B) * s.dims.H, s.dims.T),
+        const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, c.opt, 32, ref::scan_segment_chunks(32, s.dims),
                                                                                    ref::scan_state_policy(s.dims.Dk, 32), forms[f]),
                                              bf16);
         const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
@@ -338,7 +338,7 @@ TEST(ChunkedTwin, PerStepGateFormInsideTheModelWhereWoodburyIs) {
       double ratio_float = 0.0;
       if (bf16) {
         const Outputs tw = gpu::twin_outputs(ref::run_chunked_scan<float, double, ref::ScanStructure, float>(
-                                                 s, c.opt, 32, ref::scan_segment_chunks(32, long(s.dims.B) * s.dims.H, s.dims.T), ref::scan_state_policy(s.dims.Dk, 32), F::lookahead),
+                                                 s, c.opt, 32, ref::scan_segment_chunks(32, s.dims), ref::scan_state_policy(s.dims.Dk, 32), F::lookahead),
                                              bf16);
         const auto v = accuracy::check(tw, ref, base.ptrs(), accuracy::precision_of(kind));
         ratio_float = v.max_group_ratio;
@@ -361,7 +361,7 @@ TEST(ChunkedTwin, ScanStepScalarFollowsTheKernels) {
   const int C = 32;
   for (bool given_u : {false, true}) {
     const Stream s = ts::rounded_for(ts::make_stream(1, 200, 2, 32, 71, ts::Family::gaussian, given_u), impl::Kind::bf16);
-    const int L = ref::scan_segment_chunks(C, long(s.dims.B) * s.dims.H, s.dims.T);
+    const int L = ref::scan_segment_chunks(C, s.dims);
     const auto policy = ref::scan_state_policy(s.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(given_u);
     const Outputs as_float =
@@ -460,8 +460,8 @@ TEST(ChunkedTwin, ScanStatePolicyFollowsTheKernelsPass) {
     if (D < 32) EXPECT_EQ(policy, ref::ScanStatePolicy::per_step);
     else EXPECT_NE(policy, ref::ScanStatePolicy::per_step) << "D=" << D;
     const auto form = ref::kernel_scan_gate_form(false);
-    const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C, long(s.dims.B) * s.dims.H, s.dims.T), policy, form), false);
-    const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C, long(s.dims.B) * s.dims.H, s.dims.T), other, form), false);
+    const Outputs same = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C, s.dims), policy, form), false);
+    const Outputs diff = gpu::twin_outputs(ref::run_chunked_scan<float, double>(s, opt, C, ref::scan_segment_chunks(C, s.dims), other, form), false);
     ASSERT_EQ(twin.S.size(), same.S.size());
     EXPECT_EQ(twin.S, same.S) << "D=" << D;
     EXPECT_EQ(twin.o, same.o) << "D=" << D;

@@ -79,7 +79,7 @@ template <class Structure = ref::ScanStructure>
 Outputs run_scan_twin(const Stream& rounded, const Options& opt, int C, bool bf16_out) {
   const bool u_separate = rounded.has_u() || opt.u_unit_scaled;
   const ref::ScanGateForm form = ref::kernel_scan_gate_form(u_separate);
-  const int L = ref::scan_segment_chunks(C, static_cast<long long>(rounded.dims.B) * rounded.dims.H, rounded.dims.T);
+  const int L = ref::scan_segment_chunks(C, rounded.dims);
   const ref::ScanStatePolicy policy = ref::scan_state_policy(rounded.dims.Dk, C);
   if (ref::kernel_scan_steps_float(bf16_out, u_separate))
     return twin_outputs(ref::run_chunked_scan<float, double, Structure, float>(rounded, opt, C, L, policy, form), bf16_out);

@@ -60,6 +60,9 @@
 
 namespace vla::ref {
 
+// The kernels' segment (chunks of C steps) for a launch on a stream of these dims (scan_segment.hpp's rule).
+inline int scan_segment_chunks(int C, const Dims& d) { return scan_segment_chunks(C, static_cast<long long>(d.B) * d.H, d.T); }
+
 // Why the scan form does not run options `opt` (empty: it does).
 inline std::string scan_unsupported(const Options& opt) {
   if (opt.model != Model::vla) return "the scan form runs the VLA recurrence only";

@@ -18,7 +18,8 @@ constexpr int kScanShortSegmentSteps = 256, kScanLongSegmentSteps = 512;
 constexpr long long kScanShortSegmentsMax = 1024;
 VLA_HD constexpr int scan_segment_steps(long long BH, long long T) {
 #ifdef VLA_SCAN_SEGMENT_STEPS  // an experiment's build (gpu/standalone: -DVLA_SCAN_SEGMENT_STEPS=L), never the shipped one
-  return VLA_SCAN_SEGMENT_STEPS + 0 * (BH + T);
+  (void)BH, (void)T;
+  return VLA_SCAN_SEGMENT_STEPS;
 #else
   return BH * ((T + kScanShortSegmentSteps - 1) / kScanShortSegmentSteps) <= kScanShortSegmentsMax ? kScanShortSegmentSteps
                                                                                                      : kScanLongSegmentSteps;
