@@ -818,27 +818,28 @@ __device__ void n_scan_staged(const GateParams& g, const Scratch& sc, int bh, fl
 }
 
 // scan_seg_inverse: A at every segment's start, M^{-1} of its slot, in double, by the block sweep
-// (scan_sweep_inverse.cuh), a block per (segment, head); and the n scan of each head (only the readout reads
-// n_c since the den split, so it runs beside the inverses, not before them). The grid's first B H blocks (linear
-// order, dispatched first) are the n scans, so that their chains start in the first wave at every shape.
-// Six blocks an SM: 35 KB of shared memory a block at D = 64, at most 80 registers a thread.
+// (scan_sweep_inverse.cuh), a warp per (segment, head), two a block; and the n scan of each head (only the
+// readout reads n_c since the den split, so it runs beside the inverses, not before them). The grid's first
+// B H blocks (linear order, dispatched first) are the n scans, so that their chains start in the first wave at
+// every shape. Four blocks (eight warps) an SM: 54 KB of shared memory a block at D = 64.
 template <int D>
-__global__ void __launch_bounds__(NTI, 6) seg_inverse_kernel(GateParams g) {
+__global__ void __launch_bounds__(NTI, 4) seg_inverse_kernel(GateParams g) {
   extern __shared__ double smem[];
   const int NS = n_segments(g), BH = g.B * g.H;
-  const int lin = blockIdx.x + blockIdx.y * gridDim.x;
   const Scratch sc = scratch_of(g);
-  if (lin < BH) {
+  if (int(blockIdx.x) < BH) {
     constexpr int NSC = SweepPlan<D>::bytes / (2 * D * 4) < 64 ? SweepPlan<D>::bytes / (2 * D * 4) : 64;
-    n_scan_staged<D, NSC>(g, sc, lin, reinterpret_cast<float*>(smem));
+    n_scan_staged<D, NSC>(g, sc, blockIdx.x, reinterpret_cast<float*>(smem));
     return;
   }
-  const int seg = (lin - BH) % NS, bh = (lin - BH) / NS;
-  double* out = sc.ainv + (std::size_t(bh) * NS + seg) * D * D;
+  const int warp = threadIdx.x / 32, inv = (int(blockIdx.x) - BH) * (NTI / 32) + warp;
+  if (inv >= BH * NS) return;  // the last block's second warp where B H NS is odd (no block barrier follows)
+  const int seg = inv % NS, bh = inv / NS;
   const double* Ms = sc.M + (std::size_t(bh) * (NS + 1) + seg) * packed_size(D);
-  double* piv = smem + D * SweepPlan<D>::LD;
-  sweep_inverse<D>(Ms, smem, piv, [&](int e, double x) { out[e] = x; });
-  if (threadIdx.x < 32) check_start_factor<D>(Ms, piv, sc.status);
+  double* W = smem + warp * SweepPlan<D>::warp_doubles;
+  double* piv = W + SweepPlan<D>::warp_doubles - D;
+  sweep_inverse_warp<D>(Ms, W, piv, sc.ainv + (std::size_t(bh) * NS + seg) * D * D);
+  check_start_factor<D>(Ms, piv, sc.status);
 }
 
 // ---------------------------------------------------------------------------
@@ -1573,7 +1574,8 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     }
   } else {
     // Per step (8.16): A at every segment's start, then the segments' steps.
-    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NTI, SweepPlan<D>::bytes, dim3(grid.x + 1, grid.y));  // B H more blocks: the n scans
+    // B H blocks of n scans, then the inverses two a block.
+    if (g.kernels & 32u) on_grid(seg_inverse_kernel<D>, NTI, SweepPlan<D>::bytes, dim3(BH + (BH * n_segments(g) + NTI / 32 - 1) / (NTI / 32)));
     if (g.kernels & 4u) {
       if (usep) {
         on_grid(steps_kernel<D, true>, StepPlan<D, true>::NTS, StepPlan<D, true>::bytes);

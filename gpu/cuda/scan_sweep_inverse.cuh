@@ -1,54 +1,96 @@
 // The segment starts' A = M^{-1} by the symmetric sweep in blocks of 16, products on the FP64 tensor cores
-// (scan_seg_inverse; docs/CHUNKED.md 8.35). Included by scan_gate.cu inside its namespace (pivot_recip,
-// packed_index, check_start_factor from there; dmma_product from dmma_tile.cuh).
+// (scan_seg_inverse; docs/CHUNKED.md 8.35, 8.37). Included by scan_gate.cu inside its namespace (pivot_recip,
+// check_start_factor from there; dmma_884 from dmma_tile.cuh).
 //
 // Why: the L D L^T and two triangular solves of inverse_of_slot run 64 barrier-separated pivots and 126
 // shuffle-chained elimination steps of predicated fmas, ~80 us a block at four blocks an SM (ncu: bound by
 // shared-memory loads of one coefficient per fma and by the pivots' barriers, 8.33, 8.34). Segments of 256
-// steps halve the steps kernel's chain but double the starts, and paid nothing with that inverse. Here the
-// pivots run in one warp's registers, 16 at a time, and the rest is rank-16 products on DMMA: 13 barriers.
-// Measured (H100): ~40 us a block, 0.041 ms for the 512 starts of B H = 16, T = 16,384 (0.079 before). Still
-// latency-bound: the other three warps wait at a barrier while warp 0 sweeps a diagonal block (ncu, 8.35).
+// steps halve the steps kernel's chain but double the starts. The first block sweep (8.35: a 128-thread block
+// an inverse, the whole square in shared memory, 13 block barriers) took ~40 us a block, three warps waiting at
+// barriers while the fourth swept a diagonal block's pivots, six blocks an SM: 1,024 starts were two waves.
+// Here one warp sweeps one matrix with no block barrier at all, holding only the lower blocks (symmetry) in
+// shared memory, swizzled so that every DMMA fragment is two wavefronts: 27 KB a warp, eight warps an SM, so
+// 1,024 starts are one wave on 132 SMs, and a scheduler's two warps overlap one's pivot chain with the other's
+// products.
 //
 // The maths: the sweep operator (Gauss-Jordan on a symmetric matrix without pivoting). With A = M and K the
 // columns [16 k, 16 k + 16) of block k, sweeping block k is
 //   P = A_KK^{-1},  A_ij -= A_iK P A_Kj (i, j not in K),  A_Kj = P A_Kj,  A_iK = A_iK P,  A_KK = -P,
 // and after every block A = -M^{-1}. A_KK is then the Schur complement of the blocks swept before it, SPD
-// where M is; its own inverse is the same sweep entry by entry (one warp), whose pivots are the Schur
+// where M is; its own inverse is the same sweep entry by entry (in registers), whose pivots are the Schur
 // complements' leading entries: the pivots of M's L D L^T, which check_start_factor bounds as before.
 // Error: Gauss-Jordan without pivoting on a symmetric positive definite matrix is forward stable (Higham,
 // Accuracy and Stability of Numerical Algorithms, 14.4): |X - M^{-1}| within a modest multiple of
 // D u cond(M) |M^{-1}|, the class of the L D L^T solves it replaces (the same pivots, other products). The
 // products are DMMA chains over k ascending from zero, added to the entry once (two roundings an entry and
-// block). A stays symmetric up to rounding (A_iK P and P A_Ki round differently): A_iK is taken as the
-// transpose of A_Ki, the product the kernel forms, so the result is the sweep of the lower and upper
-// triangles alike.
+// block). Only the lower blocks are formed: N_o = P A_Ko for every block o outside K (the row of block K
+// before it, the transpose of its column after it, computed as A_oK P^T: the same products in the same
+// order), then A_ij -= A_iK N_j for i >= j (diagonal blocks whole), then the N_o take block K's row and
+// column. The result is the lower triangle mirrored: exactly symmetric. ref::sweep_inverse is this algorithm
+// in any scalar type (tests/chunked/test_sweep_inverse.cpp measures it at 256 bits and in double).
 #pragma once
 
-constexpr int NTI = 128;  // threads of an inverse block (4 warps)
-constexpr int SWB = 16;   // the sweep's block width
+constexpr int NTI = 64;  // threads of an inverse block: two warps, a matrix each
+constexpr int SWB = 16;  // the sweep's block width
 
-// Shared memory: A (D rows of LD doubles), the pivots. LD = D + 4: a DMMA fragment's 8 rows x 4 columns (or
-// 4 x 8) fall into two wavefronts, the least for 32 doubles (rows 8 banks apart).
+// A 16 x 16 block of doubles in shared memory (a slot), entry (r, c) at r 16 + (c ^ swz(r)). The swizzle puts
+// rows r = 0..3 (mod 4) in four different quarters of the row: a DMMA fragment of 8 rows x 4 columns, or 4 rows
+// x 8 columns, read either way round (a block or its transpose), and an accumulator's 8 x 8 stored as pairs,
+// take the fewest wavefronts their bytes need (2, 2 and 4). XOR with a multiple of 4 keeps the pairs
+// (2 j, 2 j + 1) adjacent and 16-byte aligned.
+__device__ __forceinline__ int swz(int r) { return ((r & 1) << 3) | ((r & 2) << 1); }
+__device__ __forceinline__ int slot_at(int r, int c) { return r * SWB + (c ^ swz(r)); }
+
+// A warp's shared memory: the lower blocks (i >= j) of the NB x NB blocks, NB - 1 buffers for block K's new row
+// and column, the pivots. A slot map (4 bits an entry: lower block i (i + 1) / 2 + j, then the buffers) says
+// which slot holds what; block K's new row and column take the buffers' slots, whose old slots become the
+// buffers, so nothing is copied.
 template <int D>
 struct SweepPlan {
-  static constexpr int LD = D + 4;
-  static constexpr int bytes = (D * LD + D) * 8;
-  static_assert(D % SWB == 0, "whole sweep blocks");
+  static constexpr int NB = D / SWB, LOWER = NB * (NB + 1) / 2, SLOTS = LOWER + NB - 1;
+  static constexpr int warp_doubles = SLOTS * SWB * SWB + D;
+  static constexpr int bytes = NTI / 32 * warp_doubles * 8;
+  static_assert(D % SWB == 0 && SLOTS <= 16, "whole sweep blocks, a slot number in 4 bits");
 };
 
-// The unblocked sweep of the SWB x SWB diagonal block at (K0, K0) by warp 0, in registers: lane l holds row
-// l / 2, columns 8 (l % 2) + m. Pivot p: its row's entries and the row's column p by shuffles, then every
-// entry's update (the sweep's four cases). The pivots (before their sweep) go to piv[K0 + p]; the block,
-// now -A_KK^{-1}, back in place.
-template <int LD>
-__device__ __forceinline__ void sweep_diagonal_block(double* A, int K0, double* piv) {
+struct SlotMap {
+  unsigned long long m;
+  __device__ __forceinline__ int get(int e) const { return static_cast<int>((m >> (4 * e)) & 15u); }
+  __device__ __forceinline__ void swap(int e, int f) {
+    const unsigned long long a = get(e), b = get(f);
+    m = (m & ~((15ull << (4 * e)) | (15ull << (4 * f)))) | (b << (4 * e)) | (a << (4 * f));
+  }
+};
+__device__ __forceinline__ int lower_block(int i, int j) { return i * (i + 1) / 2 + j; }  // j <= i
+
+// acc = sum_k a(m, k) b(k, n) over one 16 x 16 x 16 product (2 x 2 tiles of 8 x 8), the warp's DMMA chains over
+// k ascending from zero (acc starts at +0).
+template <class A, class B>
+__device__ __forceinline__ void dmma_16(double (&acc)[2][2][2], A a, B b) {
+  const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = 0.0;
+#pragma unroll
+  for (int s = 0; s < SWB / 4; ++s) {
+    const double a0 = a(g, 4 * s + q), a1 = a(8 + g, 4 * s + q), b0 = b(4 * s + q, g), b1 = b(4 * s + q, 8 + g);
+    dmma_884(acc[0][0], a0, b0);
+    dmma_884(acc[0][1], a0, b1);
+    dmma_884(acc[1][0], a1, b0);
+    dmma_884(acc[1][1], a1, b1);
+  }
+}
+
+// The unblocked sweep of the diagonal block in slot S (rows K0.., pivots to piv[K0 + p]) by the warp, in
+// registers: lane l holds row l / 2, columns 8 (l % 2) + m. Pivot p: its row's entries and the row's column p
+// by shuffles, then every entry's update (the sweep's four cases). The block, now -A_KK^{-1}, back in place.
+__device__ __forceinline__ void sweep_diagonal_block(double* S, int K0, double* piv) {
   constexpr unsigned kAll = 0xffffffffu;
   const int lane = threadIdx.x % 32, r = lane / 2, h = lane % 2;
-  double* row = A + (K0 + r) * LD + K0 + 8 * h;
   double x[8];
 #pragma unroll
-  for (int m = 0; m < 8; ++m) x[m] = row[m];
+  for (int m = 0; m < 8; ++m) x[m] = S[slot_at(r, 8 * h + m)];
 #pragma unroll
   for (int p = 0; p < SWB; ++p) {
     const int hp = p / 8, mp = p % 8;
@@ -69,84 +111,106 @@ __device__ __forceinline__ void sweep_diagonal_block(double* A, int K0, double* 
     }
   }
 #pragma unroll
-  for (int m = 0; m < 8; ++m) row[m] = x[m];
+  for (int m = 0; m < 8; ++m) S[slot_at(r, 8 * h + m)] = x[m];
 }
 
-// A_iK = (A_Ki)^T for the rows i outside block kb, by the threads from `first` on.
-template <int D, int LD>
-__device__ __forceinline__ void sweep_mirror(double* A, int kb, int first) {
-  const int K0 = kb * SWB;
-  for (int e = threadIdx.x - first; e < (D - SWB) * SWB; e += NTI - first) {
-    const int i = e / SWB + (e / SWB >= K0 ? SWB : 0), c = e % SWB;
-    A[i * LD + K0 + c] = A[(K0 + c) * LD + i];
-  }
-}
-
-// M^{-1} of the packed lower triangle Ms (global) by the block sweep, the NTI threads of the block; A and piv in
-// shared memory (SweepPlan); sink(r D + c, x) takes each entry once. The pivots are complete in piv on return.
-template <int D, class Sink>
-__device__ void sweep_inverse(const double* Ms, double* A, double* piv, Sink sink) {
-  constexpr int LD = SweepPlan<D>::LD, NB = D / SWB, NWI = NTI / 32;
-  const int warp = threadIdx.x / 32;
-  // The packed lower triangle, every thread's loads in flight at once (one round trip), then each entry to its two
-  // places.
-  {
-    constexpr int P = D * (D + 1) / 2, PL = (P + NTI - 1) / NTI;
-    double v[PL];
+// M^{-1} of the packed lower triangle Ms (global) by the block sweep, one warp; W its shared memory
+// (SweepPlan::warp_doubles), piv its D pivots (complete on return); out (global, D x D) takes the result.
+template <int D>
+__device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, double* out) {
+  using Pl = SweepPlan<D>;
+  constexpr int NB = Pl::NB, L = Pl::LOWER;
+  const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+  SlotMap map{0};
 #pragma unroll
-    for (int i = 0; i < PL; ++i) {
-      const int e = threadIdx.x + i * NTI;
-      v[i] = e < P ? Ms[e] : 0.0;
-    }
+  for (int e = 0; e < Pl::SLOTS; ++e) map.m |= static_cast<unsigned long long>(e) << (4 * e);
+  auto slot = [&](int e) { return W + map.get(e) * (SWB * SWB); };
+  // The packed lower triangle straight into the slots by 8-byte cp.async, every copy in flight at once; a diagonal
+  // block's entries also to their mirror (the diagonal sweep reads whole blocks). Row r's entries are
+  // contiguous in Ms: the lanes' loads coalesce.
+#pragma unroll 4
+  for (int r = 0; r < D; ++r) {
+    const double* row = Ms + r * (r + 1) / 2;
+    double* blocks = W + lower_block(r / SWB, 0) * (SWB * SWB);  // the identity map: slot = lower block
 #pragma unroll
-    for (int i = 0; i < PL; ++i) {
-      const int e = threadIdx.x + i * NTI;
-      if (e < P) {
-        int r = static_cast<int>((sqrtf(8.0f * static_cast<float>(e) + 1.0f) - 1.0f) * 0.5f);  // row of packed entry e,
-        r += (r + 1) * (r + 2) / 2 <= e ? 1 : 0;                                                // corrected where the
-        r -= r * (r + 1) / 2 > e ? 1 : 0;                                                       // float root rounds off
-        const int c = e - r * (r + 1) / 2;
-        A[r * LD + c] = v[i];
-        A[c * LD + r] = v[i];
+    for (int c0 = 0; c0 < D; c0 += 32) {
+      const int c = c0 + lane;
+      if (c <= r) {
+        __pipeline_memcpy_async(blocks + (c / SWB) * (SWB * SWB) + slot_at(r % SWB, c % SWB), row + c, 8);
+        if (c / SWB == r / SWB && c != r) __pipeline_memcpy_async(blocks + (c / SWB) * (SWB * SWB) + slot_at(c % SWB, r % SWB), row + c, 8);
       }
     }
   }
-  __syncthreads();
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncwarp();
 #pragma unroll 1
   for (int kb = 0; kb < NB; ++kb) {
     const int K0 = kb * SWB;
-    // Block kb's pivots in warp 0; the other warps finish block kb - 1's column (its row is final).
-    if (warp == 0) sweep_diagonal_block<LD>(A, K0, piv);
-    else if (kb > 0) sweep_mirror<D, LD>(A, kb - 1, 32);
-    __syncthreads();
-    // W = P A_Kj in place of block kb's row (j outside it): a warp reads only the columns it writes (one warp
-    // along M: every warp owns whole tile columns), so no barrier between the reads and the stores.
-    static_assert(WarpGrid<SWB / 8, D / 8, NWI>::WM == 1 || NB == 1, "the in-place W needs whole tile columns a warp");
-    dmma_product<SWB, D, SWB, NWI>([&](int m, int k) { return -A[(K0 + m) * LD + K0 + k]; },  // P = -(swept A_KK)
-                                   [&](int k, int j) { return A[(K0 + k) * LD + j]; },
-                                   [&](int nt) { return 8 * nt / SWB == kb ? 0 : SWB / 4; },  // block kb's columns: none
-                                   [&](int m, int j, double v) {
-                                     if (j / SWB != kb) A[(K0 + m) * LD + j] = v;
-                                   });
-    __syncthreads();
-    // A_ij -= A_iK W_Kj for i, j outside block kb: reads block kb's column (unchanged until the mirror) and row
-    // (W), writes neither. In column halves at D = 64 (the accumulators fit the register bound).
-    constexpr int NH = D >= 64 ? 2 : 1, DH = D / NH;
-#pragma unroll 1
-    for (int hc = 0; hc < NH; ++hc)
-      dmma_product<D, DH, SWB, NWI>([&](int i, int k) { return -A[i * LD + K0 + k]; },
-                                    [&](int k, int j) { return A[(K0 + k) * LD + hc * DH + j]; },
-                                    [&](int nt) { return (hc * DH + 8 * nt) / SWB == kb ? 0 : SWB / 4; },
-                                    [&](int i, int j, double v) {
-                                      const int jj = hc * DH + j;
-                                      if (i / SWB != kb && jj / SWB != kb) A[i * LD + jj] += v;
-                                    });
-    __syncthreads();
+    const double* P = slot(lower_block(kb, kb));
+    sweep_diagonal_block(slot(lower_block(kb, kb)), K0, piv);
+    __syncwarp();
+    // (A_iK)(m, k) from the lower block that holds it; P(m, k) = -(swept A_KK)(m, k).
+    auto a_iK = [&](int i, int m, int k) {
+      return i > kb ? slot(lower_block(i, kb))[slot_at(m, k)] : slot(lower_block(kb, i))[slot_at(k, m)];
+    };
+    // N_o = P A_Ko into buffer o - (o > kb): as it stands where o < kb (block K's row), transposed where o > kb
+    // (block K's column, A_oK P^T: the same products in the same order).
+#pragma unroll
+    for (int ob = 0; ob < NB - 1; ++ob) {
+      const int o = ob + (ob >= kb ? 1 : 0);
+      double acc[2][2][2];
+      if (o < kb) {
+        const double* Ao = slot(lower_block(kb, o));
+        dmma_16(acc, [&](int m, int k) { return -P[slot_at(m, k)]; }, [&](int k, int n) { return Ao[slot_at(k, n)]; });
+      } else {
+        const double* Ao = slot(lower_block(o, kb));
+        dmma_16(acc, [&](int m, int k) { return Ao[slot_at(m, k)]; }, [&](int k, int n) { return -P[slot_at(n, k)]; });
+      }
+      double* buf = slot(L + ob);
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+          *reinterpret_cast<double2*>(buf + slot_at(8 * mt + g, 8 * nt + 2 * q)) = make_double2(acc[mt][nt][0], acc[mt][nt][1]);
+    }
+    __syncwarp();
+    // A_ij += -(A_iK N_j) for the lower blocks outside K (N_j read from its buffer, transposed where j > kb).
+#pragma unroll
+    for (int ib = 0; ib < NB - 1; ++ib)
+#pragma unroll
+      for (int jb = 0; jb <= ib; ++jb) {
+        const int i = ib + (ib >= kb ? 1 : 0), j = jb + (jb >= kb ? 1 : 0);
+        const double* Nj = slot(L + jb);
+        double acc[2][2][2];
+        if (j < kb) dmma_16(acc, [&](int m, int k) { return -a_iK(i, m, k); }, [&](int k, int n) { return Nj[slot_at(k, n)]; });
+        else dmma_16(acc, [&](int m, int k) { return -a_iK(i, m, k); }, [&](int k, int n) { return Nj[slot_at(n, k)]; });
+        double* T = slot(lower_block(i, j));
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            double2* t = reinterpret_cast<double2*>(T + slot_at(8 * mt + g, 8 * nt + 2 * q));
+            const double2 v = *t;
+            *t = make_double2(v.x + acc[mt][nt][0], v.y + acc[mt][nt][1]);
+          }
+      }
+    __syncwarp();
+    // The N_o take block K's row and column: their buffers' slots swap with the old blocks'.
+#pragma unroll
+    for (int ob = 0; ob < NB - 1; ++ob) {
+      const int o = ob + (ob >= kb ? 1 : 0);
+      map.swap(L + ob, o < kb ? lower_block(kb, o) : lower_block(o, kb));
+    }
   }
-  // A = -M^{-1}, but the last block's column, which is the transpose of its row.
-  for (int e = threadIdx.x; e < D * D; e += NTI) {
-    const int r = e / D, c = e % D;
-    const bool mirrored = c >= D - SWB && r < D - SWB;
-    sink(e, -(mirrored ? A[c * LD + r] : A[r * LD + c]));
+  // out = -A, the lower triangle and its mirror, a row's pairs of columns a store.
+#pragma unroll 4
+  for (int e = lane; e < D * D / 2; e += 32) {
+    const int r = 2 * e / D, c = 2 * e % D;
+    auto x = [&](int rr, int cc) {
+      const int hi = rr >= cc ? rr : cc, lo = rr >= cc ? cc : rr;
+      return -slot(lower_block(hi / SWB, lo / SWB))[slot_at(hi % SWB, lo % SWB)];
+    };
+    *reinterpret_cast<double2*>(out + r * D + c) = make_double2(x(r, c), x(r, c + 1));
   }
 }

@@ -1,5 +1,5 @@
 // The block sweep inverse (ref::sweep_inverse, the algorithm of the kernels' scan_seg_inverse; docs/CHUNKED.md
-// 8.35) on the matrices the scan form inverts, M = lambda0 I + U U^T:
+// 8.35, 8.37) on the matrices the scan form inverts, M = lambda0 I + U U^T:
 //  * at 256 bits it is M^{-1} to within the precision (the derivation: a slip in the sweep's cases, its
 //    block order or the mirror is an O(1) error), and its pivots are M's L D L^T pivots;
 //  * in double its error is within the forward error model of a backward-stable inversion of a symmetric
@@ -90,6 +90,7 @@ TEST(SweepInverse, DoubleWithinTheForwardErrorModel) {
       EXPECT_LE(rel, model) << name(s) << " seed " << seed << ": relative error " << rel << ", kappa_F " << kappa;
       worst = std::max(worst, rel / model);
       ASSERT_TRUE(sw.X.allFinite()) << name(s);
+      EXPECT_TRUE(sw.X == sw.X.transpose()) << name(s) << ": the result is the lower triangle mirrored";
       // Pivots against the unpivoted L D L^T at 256 bits (Schur complements' leading entries).
       MatM A = Mm;
       for (int j = 0; j < s.D; ++j) {

@@ -1,18 +1,22 @@
-// The block sweep inverse of a symmetric positive definite matrix (docs/CHUNKED.md 8.35), in any scalar
+// The block sweep inverse of a symmetric positive definite matrix (docs/CHUNKED.md 8.35, 8.37), in any scalar
 // type: the algorithm of the kernels' scan_seg_inverse (gpu/cuda/scan_sweep_inverse.cuh), step for step, so
 // that its error is measured at high precision on the CPU (tests/chunked/test_sweep_inverse.cpp), where the
-// kernel itself runs only on a device. The products are fma chains over k ascending from zero, the order of
-// the kernel's DMMA chains, each added to its entry once; the pivots' reciprocals are divisions here (the
-// kernel's pivot_recip is one rounding more). Sweeping block K (width `block`) of A (A = M at the start):
+// kernel itself runs only on a device. Only the lower blocks (i >= j, blocks of width `block`) are kept; the
+// upper ones are their transposes. The products are fma chains over k ascending from zero, the order of the
+// kernel's DMMA chains, each added to its entry once; the pivots' reciprocals are divisions here (the kernel's
+// pivot_recip is one rounding more). Sweeping block K of A (A = M at the start), with A_iK read from the lower
+// block that holds it (A_iK, or A_Ki transposed):
 //   P = A_KK^{-1} (the unblocked sweep of A_KK, entry by entry),
-//   W = P A_Kj (j outside K),  A_ij += -(A_iK W_Kj) (i, j outside K),  A_Kj = W,  A_iK = W^T,  A_KK = -P;
-// after every block A = -M^{-1}. The unblocked sweep's pivots are M's L D L^T pivots (the Schur complements'
-// leading entries).
+//   N_o = P A_Ko (o outside K),  A_ij += -(A_iK N_j) (i >= j, both outside K, diagonal blocks whole),
+//   A_Ko = N_o (o before K) or A_oK = N_o^T (o after K),  A_KK = -P;
+// after every block A = -M^{-1}, whose lower triangle is the result (mirrored: exactly symmetric). The
+// unblocked sweep's pivots are M's L D L^T pivots (the Schur complements' leading entries).
 #pragma once
 
 #include <Eigen/Dense>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "vla/core/formulas.hpp"
 
@@ -46,40 +50,53 @@ void sweep_block_unblocked(Mat& A, int k0, int w, Vec& piv) {
 
 template <class Scalar>
 SweepInverse<Scalar> sweep_inverse(const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& M, int block = 16) {
+  using Mat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   const int n = static_cast<int>(M.rows());
   if (M.cols() != n) throw std::invalid_argument("sweep_inverse: M is " + std::to_string(M.rows()) + " x " + std::to_string(M.cols()) + ", not square");
   if (block < 1 || n % block != 0)
     throw std::invalid_argument("sweep_inverse: the block width " + std::to_string(block) + " does not divide the order " + std::to_string(n));
-  // M's lower triangle only, as the kernel's packed M (scan_prep writes it).
-  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> A = M.template selfadjointView<Eigen::Lower>(), W(block, n);
+  // M's lower triangle only, as the kernel's packed M (scan_prep writes it); the diagonal blocks whole.
+  Mat A = M.template selfadjointView<Eigen::Lower>();
+  const int nb = n / block;
+  // (A_iK)(m, k) from the lower block that holds it.
+  auto a_iK = [&](int i, int kb, int m, int k) -> Scalar { return i > kb ? A(i * block + m, kb * block + k) : A(kb * block + k, i * block + m); };
   SweepInverse<Scalar> out;
   out.pivots.resize(n);
-  auto outside = [&](int i, int k0) { return i < k0 || i >= k0 + block; };
-  for (int k0 = 0; k0 < n; k0 += block) {
+  std::vector<Mat> N(nb, Mat(block, block));
+  for (int kb = 0; kb < nb; ++kb) {
+    const int k0 = kb * block;
     sweep_block_unblocked<Scalar>(A, k0, block, out.pivots);
-    // W = P A_Kj, P = -A_KK (swept), each entry one chain over k ascending from zero.
-    for (int m = 0; m < block; ++m)
-      for (int j = 0; j < n; ++j) {
-        if (!outside(j, k0)) continue;
-        Scalar acc(0);
-        for (int k = 0; k < block; ++k) acc = core::vfma(Scalar(-A(k0 + m, k0 + k)), A(k0 + k, j), acc);
-        W(m, j) = acc;
-      }
-    // A_ij += -(A_iK W_Kj) outside K, from A_iK as it stands (before the mirror).
-    for (int i = 0; i < n; ++i) {
-      if (!outside(i, k0)) continue;
-      for (int j = 0; j < n; ++j) {
-        if (!outside(j, k0)) continue;
-        Scalar acc(0);
-        for (int k = 0; k < block; ++k) acc = core::vfma(Scalar(-A(i, k0 + k)), W(k, j), acc);
-        A(i, j) = A(i, j) + acc;
-      }
+    // N_o = P A_Ko with P = -A_KK (swept) and A_Ko = (A_oK)^T, each entry one chain over k ascending from zero.
+    for (int o = 0; o < nb; ++o) {
+      if (o == kb) continue;
+      for (int m = 0; m < block; ++m)
+        for (int c = 0; c < block; ++c) {
+          Scalar acc(0);
+          for (int k = 0; k < block; ++k) acc = core::vfma(Scalar(-A(k0 + m, k0 + k)), a_iK(o, kb, c, k), acc);
+          N[o](m, c) = acc;
+        }
     }
-    for (int j = 0; j < n; ++j)
-      if (outside(j, k0))
-        for (int m = 0; m < block; ++m) A(k0 + m, j) = A(j, k0 + m) = W(m, j);  // row W, column its transpose
+    // A_ij += -(A_iK N_j) for the lower blocks outside K, from A_iK as it stands.
+    for (int i = 0; i < nb; ++i)
+      for (int j = 0; j <= i; ++j) {
+        if (i == kb || j == kb) continue;
+        for (int m = 0; m < block; ++m)
+          for (int c = 0; c < block; ++c) {
+            Scalar acc(0);
+            for (int k = 0; k < block; ++k) acc = core::vfma(Scalar(-a_iK(i, kb, m, k)), N[j](k, c), acc);
+            A(i * block + m, j * block + c) = A(i * block + m, j * block + c) + acc;
+          }
+      }
+    // Block K's row before it (A_Ko = N_o) and its column after it (A_oK = N_o^T).
+    for (int o = 0; o < nb; ++o) {
+      if (o == kb) continue;
+      for (int m = 0; m < block; ++m)
+        for (int c = 0; c < block; ++c) (o < kb ? A(k0 + m, o * block + c) : A(o * block + c, k0 + m)) = N[o](m, c);
+    }
   }
-  out.X = -A;
+  out.X.resize(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c <= r; ++c) out.X(r, c) = out.X(c, r) = -A(r, c);
   return out;
 }
 
