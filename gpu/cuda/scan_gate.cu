@@ -828,7 +828,7 @@ __global__ void __launch_bounds__(NTI, 4) seg_inverse_kernel(GateParams g) {
   const int NS = n_segments(g), BH = g.B * g.H;
   const Scratch sc = scratch_of(g);
   if (int(blockIdx.x) < BH) {
-    constexpr int NSC = SweepPlan<D>::bytes / (2 * D * 4) < 64 ? SweepPlan<D>::bytes / (2 * D * 4) : 64;
+    constexpr int NSC = SweepPlan<D>::bytes / (2 * D * 4);  // two tiles of the sigma rows in the inverses' shared memory
     n_scan_staged<D, NSC>(g, sc, blockIdx.x, reinterpret_cast<float*>(smem));
     return;
   }

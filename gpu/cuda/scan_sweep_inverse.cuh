@@ -63,28 +63,57 @@ struct SlotMap {
 };
 __device__ __forceinline__ int lower_block(int i, int j) { return i * (i + 1) / 2 + j; }  // j <= i
 
-// acc = sum_k a(m, k) b(k, n) over one 16 x 16 x 16 product (2 x 2 tiles of 8 x 8), the warp's DMMA chains over
-// k ascending from zero (acc starts at +0).
-template <class A, class B>
-__device__ __forceinline__ void dmma_16(double (&acc)[2][2][2], A a, B b) {
-  const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+// A lane's offsets (doubles) into a slot: the DMMA fragments' entries (row 8 t + g, column 4 s + q) (fa) and
+// (row 4 s + q, column 8 t + g) (fb), g = lane / 4, q = lane % 4, and the accumulators' pairs (row 8 t + g,
+// columns 8 u + 2 q, + 1) (fc). A slot read as it stands takes fa for A operands and fb for B ones; read
+// transposed, the other way round.
+struct SlotOffsets {
+  int fa[2][SWB / 4], fb[2][SWB / 4], fc[2][2];
+  __device__ __forceinline__ SlotOffsets() {
+    const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+#pragma unroll
+      for (int s = 0; s < SWB / 4; ++s) fa[t][s] = slot_at(8 * t + g, 4 * s + q), fb[t][s] = slot_at(4 * s + q, 8 * t + g);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) fc[t][u] = slot_at(8 * t + g, 8 * u + 2 * q);
+    }
+  }
+};
+
+// acc = a b for one 16 x 16 x 16 product of slots (2 x 2 tiles of 8 x 8), a transposed where AT, b where BT: the
+// warp's DMMA chains over k ascending from zero (acc starts at +0).
+template <bool AT, bool BT>
+__device__ __forceinline__ void dmma_16(double (&acc)[2][2][2], const double* a, const double* b, const SlotOffsets& o) {
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt) acc[mt][nt][0] = acc[mt][nt][1] = 0.0;
 #pragma unroll
   for (int s = 0; s < SWB / 4; ++s) {
-    const double a0 = a(g, 4 * s + q), a1 = a(8 + g, 4 * s + q), b0 = b(4 * s + q, g), b1 = b(4 * s + q, 8 + g);
+    const double a0 = a[AT ? o.fb[0][s] : o.fa[0][s]], a1 = a[AT ? o.fb[1][s] : o.fa[1][s]];
+    const double b0 = b[BT ? o.fa[0][s] : o.fb[0][s]], b1 = b[BT ? o.fa[1][s] : o.fb[1][s]];
     dmma_884(acc[0][0], a0, b0);
     dmma_884(acc[0][1], a0, b1);
     dmma_884(acc[1][0], a1, b0);
     dmma_884(acc[1][1], a1, b1);
   }
 }
+// The same with AT, BT chosen at run time (warp-uniform).
+__device__ __forceinline__ void dmma_16(double (&acc)[2][2][2], const double* a, bool at, const double* b, bool bt, const SlotOffsets& o) {
+  if (at) {
+    if (bt) dmma_16<true, true>(acc, a, b, o);
+    else dmma_16<true, false>(acc, a, b, o);
+  } else {
+    if (bt) dmma_16<false, true>(acc, a, b, o);
+    else dmma_16<false, false>(acc, a, b, o);
+  }
+}
 
 // The unblocked sweep of the diagonal block in slot S (rows K0.., pivots to piv[K0 + p]) by the warp, in
 // registers: lane l holds row l / 2, columns 8 (l % 2) + m. Pivot p: its row's entries and the row's column p
-// by shuffles, then every entry's update (the sweep's four cases). The block, now -A_KK^{-1}, back in place.
+// by shuffles, then every entry's update (the sweep's four cases; the pivot row's two lanes branch off, the
+// other rows' updates are fmas). The block, now -A_KK^{-1}, back in place.
 __device__ __forceinline__ void sweep_diagonal_block(double* S, int K0, double* piv) {
   constexpr unsigned kAll = 0xffffffffu;
   const int lane = threadIdx.x % 32, r = lane / 2, h = lane % 2;
@@ -102,12 +131,15 @@ __device__ __forceinline__ void sweep_diagonal_block(double* S, int K0, double* 
     for (int m = 0; m < 8; ++m) y[m] = __shfl_sync(kAll, x[m], 2 * p + h);
     const double inv = pivot_recip(d);  // one rounding more than a division (pivot_recip), as the L D L^T's multipliers
     if (lane == 0) piv[K0 + p] = d;
-    const double f = arp * inv;
+    if (r == p) {
 #pragma unroll
-    for (int m = 0; m < 8; ++m) {
-      const bool cp = 8 * h + m == p;
-      if (r == p) x[m] = cp ? -inv : x[m] * inv;  // a_pp = -1 / a_pp, a_pc = a_pc / a_pp
-      else x[m] = cp ? f : core::sweep_entry(x[m], f, y[m]);  // a_rp = a_rp / a_pp, a_rc -= (a_rp / a_pp) a_pc
+      for (int m = 0; m < 8; ++m) x[m] = x[m] * inv;  // a_pc = a_pc / a_pp
+      if (h == hp) x[mp] = -inv;                      // a_pp = -1 / a_pp
+    } else {
+      const double f = arp * inv;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) x[m] = core::sweep_entry(x[m], f, y[m]);  // a_rc -= (a_rp / a_pp) a_pc
+      if (h == hp) x[mp] = f;                                                // a_rp = a_rp / a_pp
     }
   }
 #pragma unroll
@@ -119,80 +151,71 @@ __device__ __forceinline__ void sweep_diagonal_block(double* S, int K0, double* 
 template <int D>
 __device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, double* out) {
   using Pl = SweepPlan<D>;
-  constexpr int NB = Pl::NB, L = Pl::LOWER;
-  const int lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+  constexpr int NB = Pl::NB, L = Pl::LOWER, SS = SWB * SWB;
+  const int lane = threadIdx.x % 32, r = lane / 2, h = lane % 2, sr = swz(r);
+  const SlotOffsets off;
   SlotMap map{0};
 #pragma unroll
   for (int e = 0; e < Pl::SLOTS; ++e) map.m |= static_cast<unsigned long long>(e) << (4 * e);
-  auto slot = [&](int e) { return W + map.get(e) * (SWB * SWB); };
-  // The packed lower triangle straight into the slots by 8-byte cp.async, every copy in flight at once; a diagonal
-  // block's entries also to their mirror (the diagonal sweep reads whole blocks). Row r's entries are
-  // contiguous in Ms: the lanes' loads coalesce.
-#pragma unroll 4
-  for (int r = 0; r < D; ++r) {
-    const double* row = Ms + r * (r + 1) / 2;
-    double* blocks = W + lower_block(r / SWB, 0) * (SWB * SWB);  // the identity map: slot = lower block
+  auto slot = [&](int e) { return W + map.get(e) * SS; };
+  // The packed lower triangle straight into the slots (the identity map) by 8-byte cp.async, every copy in flight
+  // at once: lane l fills row l / 2, columns 8 (l % 2) + m of each lower block, a diagonal block's upper entries
+  // from their mirror in Ms.
 #pragma unroll
-    for (int c0 = 0; c0 < D; c0 += 32) {
-      const int c = c0 + lane;
-      if (c <= r) {
-        __pipeline_memcpy_async(blocks + (c / SWB) * (SWB * SWB) + slot_at(r % SWB, c % SWB), row + c, 8);
-        if (c / SWB == r / SWB && c != r) __pipeline_memcpy_async(blocks + (c / SWB) * (SWB * SWB) + slot_at(c % SWB, r % SWB), row + c, 8);
+  for (int bi = 0; bi < NB; ++bi)
+#pragma unroll
+    for (int bj = 0; bj <= bi; ++bj) {
+      const int R = SWB * bi + r;
+      double* dst = W + lower_block(bi, bj) * SS + SWB * r;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {
+        const int c = 8 * h + m, C = SWB * bj + c;
+        const double* src = bi > bj || c <= r ? Ms + R * (R + 1) / 2 + C : Ms + C * (C + 1) / 2 + R;
+        __pipeline_memcpy_async(dst + (c ^ sr), src, 8);
       }
     }
-  }
   __pipeline_commit();
   __pipeline_wait_prior(0);
   __syncwarp();
 #pragma unroll 1
   for (int kb = 0; kb < NB; ++kb) {
     const int K0 = kb * SWB;
-    const double* P = slot(lower_block(kb, kb));
-    sweep_diagonal_block(slot(lower_block(kb, kb)), K0, piv);
+    double* Pn = slot(lower_block(kb, kb));  // -P after the diagonal sweep
+    sweep_diagonal_block(Pn, K0, piv);
     __syncwarp();
-    // (A_iK)(m, k) from the lower block that holds it; P(m, k) = -(swept A_KK)(m, k).
-    auto a_iK = [&](int i, int m, int k) {
-      return i > kb ? slot(lower_block(i, kb))[slot_at(m, k)] : slot(lower_block(kb, i))[slot_at(k, m)];
-    };
-    // N_o = P A_Ko into buffer o - (o > kb): as it stands where o < kb (block K's row), transposed where o > kb
-    // (block K's column, A_oK P^T: the same products in the same order).
+    // N_o = P A_Ko into buffer o - (o > kb): as it stands where o < kb (block K's row: -(Pn A_Ko)), transposed
+    // where o > kb (block K's column: -(A_oK Pn^T), the same products in the same order). The chains run on -P
+    // (each fma of the chain negated exactly) and the sign returns at the store.
 #pragma unroll
     for (int ob = 0; ob < NB - 1; ++ob) {
       const int o = ob + (ob >= kb ? 1 : 0);
       double acc[2][2][2];
-      if (o < kb) {
-        const double* Ao = slot(lower_block(kb, o));
-        dmma_16(acc, [&](int m, int k) { return -P[slot_at(m, k)]; }, [&](int k, int n) { return Ao[slot_at(k, n)]; });
-      } else {
-        const double* Ao = slot(lower_block(o, kb));
-        dmma_16(acc, [&](int m, int k) { return Ao[slot_at(m, k)]; }, [&](int k, int n) { return -P[slot_at(n, k)]; });
-      }
+      if (o < kb) dmma_16<false, false>(acc, Pn, slot(lower_block(kb, o)), off);
+      else dmma_16<false, true>(acc, slot(lower_block(o, kb)), Pn, off);
       double* buf = slot(L + ob);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-          *reinterpret_cast<double2*>(buf + slot_at(8 * mt + g, 8 * nt + 2 * q)) = make_double2(acc[mt][nt][0], acc[mt][nt][1]);
+        for (int nt = 0; nt < 2; ++nt) *reinterpret_cast<double2*>(buf + off.fc[mt][nt]) = make_double2(-acc[mt][nt][0], -acc[mt][nt][1]);
     }
     __syncwarp();
-    // A_ij += -(A_iK N_j) for the lower blocks outside K (N_j read from its buffer, transposed where j > kb).
+    // A_ij -= A_iK N_j for the lower blocks outside K: A_iK as it stands where i > kb, else A_Ki transposed; N_j
+    // from its buffer, transposed where j > kb. (A + (-x) and A - x are the same rounding.)
 #pragma unroll
     for (int ib = 0; ib < NB - 1; ++ib)
 #pragma unroll
       for (int jb = 0; jb <= ib; ++jb) {
         const int i = ib + (ib >= kb ? 1 : 0), j = jb + (jb >= kb ? 1 : 0);
-        const double* Nj = slot(L + jb);
         double acc[2][2][2];
-        if (j < kb) dmma_16(acc, [&](int m, int k) { return -a_iK(i, m, k); }, [&](int k, int n) { return Nj[slot_at(k, n)]; });
-        else dmma_16(acc, [&](int m, int k) { return -a_iK(i, m, k); }, [&](int k, int n) { return Nj[slot_at(n, k)]; });
+        dmma_16(acc, i > kb ? slot(lower_block(i, kb)) : slot(lower_block(kb, i)), i < kb, slot(L + jb), j > kb, off);
         double* T = slot(lower_block(i, j));
 #pragma unroll
         for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt) {
-            double2* t = reinterpret_cast<double2*>(T + slot_at(8 * mt + g, 8 * nt + 2 * q));
+            double2* t = reinterpret_cast<double2*>(T + off.fc[mt][nt]);
             const double2 v = *t;
-            *t = make_double2(v.x + acc[mt][nt][0], v.y + acc[mt][nt][1]);
+            *t = make_double2(v.x - acc[mt][nt][0], v.y - acc[mt][nt][1]);
           }
       }
     __syncwarp();
@@ -203,14 +226,27 @@ __device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, dou
       map.swap(L + ob, o < kb ? lower_block(kb, o) : lower_block(o, kb));
     }
   }
-  // out = -A, the lower triangle and its mirror, a row's pairs of columns a store.
-#pragma unroll 4
-  for (int e = lane; e < D * D / 2; e += 32) {
-    const int r = 2 * e / D, c = 2 * e % D;
-    auto x = [&](int rr, int cc) {
-      const int hi = rr >= cc ? rr : cc, lo = rr >= cc ? cc : rr;
-      return -slot(lower_block(hi / SWB, lo / SWB))[slot_at(hi % SWB, lo % SWB)];
-    };
-    *reinterpret_cast<double2*>(out + r * D + c) = make_double2(x(r, c), x(r, c + 1));
-  }
+  // out = -A block by block, the lower blocks as they stand, the upper ones their mirrors' transposes, a diagonal
+  // block's upper entries from its lower ones: lane l writes rows l / 8 + 4 i, columns 2 (l % 8), + 1 (a row's
+  // 16 entries by 8 consecutive lanes).
+  const int orow = lane / 8, ocol = 2 * (lane % 8);
+#pragma unroll
+  for (int bi = 0; bi < NB; ++bi)
+#pragma unroll
+    for (int bj = 0; bj < NB; ++bj) {
+      const double* S = slot(bi >= bj ? lower_block(bi, bj) : lower_block(bj, bi));
+#pragma unroll
+      for (int i = 0; i < SWB / 4; ++i) {
+        const int rr = orow + 4 * i;
+        double2 v;
+        if (bi > bj || (bi == bj && ocol + 1 <= rr)) {
+          v = *reinterpret_cast<const double2*>(S + slot_at(rr, ocol));
+        } else if (bi < bj || ocol >= rr) {
+          v = make_double2(S[slot_at(ocol, rr)], S[slot_at(ocol + 1, rr)]);
+        } else {  // ocol + 1 = rr on the diagonal: (rr, rr - 1) below, (rr, rr) on it
+          v = make_double2(S[slot_at(rr, ocol)], S[slot_at(rr, rr)]);
+        }
+        *reinterpret_cast<double2*>(out + (SWB * bi + rr) * D + SWB * bj + ocol) = make_double2(-v.x, -v.y);
+      }
+    }
 }
