@@ -1649,6 +1649,12 @@ const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H,
   return reinterpret_cast<const unsigned*>(static_cast<const unsigned char*>(gate_scratch) + scratch_layout(B, T, H, D, C, u_separate).status);
 }
 
+SegmentStarts gate_segment_starts(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate) {
+  const ScratchLayout l = scratch_layout(B, T, H, D, C, u_separate);
+  const auto* base = static_cast<const unsigned char*>(gate_scratch);
+  return {reinterpret_cast<const double*>(base + l.m), reinterpret_cast<const double*>(base + l.ainv), n_segments(B * H, T, C)};
+}
+
 std::size_t gate_scratch_bytes(int B, int T, int H, int D, int C, bool u_separate) {
   return scratch_layout(B, T, H, D, C, u_separate).total;
 }

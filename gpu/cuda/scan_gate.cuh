@@ -114,6 +114,15 @@ __host__ __device__ constexpr double start_factor_unit_roundoff() { return 0x1p-
 const unsigned* gate_start_status(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
 // n_c in the gate scratch ([B H][N][D] floats after scan_prefix; GateOut::nsum).
 const float* gate_nsum(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
+// The per-step forms' segment starts in the gate scratch after a launch: M at segment s's start in slot s of
+// [B H][NS + 1][D (D + 1) / 2] doubles (packed lower triangle, row by row), and A = M^{-1} from scan_seg_inverse in
+// [B H][NS][D][D] doubles; NS segments.
+struct SegmentStarts {
+  const double* M = nullptr;
+  const double* A = nullptr;
+  int segments = 0;
+};
+SegmentStarts gate_segment_starts(const void* gate_scratch, int B, int T, int H, int D, int C, bool u_separate);
 // Throws core::StreamRefused (ref::scan_start_refusal) where a completed launch's status word is set.
 void check_gate_start_status(const unsigned* status, int D, const std::string& who);
 // D in {16, 32, 64}, C in {32, 64}.

@@ -164,4 +164,21 @@ std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt,
   return download<float>(w.out.gate, d.qk_size());
 }
 
+ScanSegmentStarts run_cuda_scan_segment_starts(const HostInputs& in, const Options& opt, int C) {
+  DeviceRun run(in, opt);
+  const Dims& d = in.dims;
+  const bool usep = in.has_u || opt.u_unit_scaled;
+  const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, usep, opt.readout == Readout::ratio);
+  scan::launch_gate(scan::gate_params(run.p, in.bf16, C, w), nullptr);
+  VLA_CUDA_CHECK(cudaDeviceSynchronize());
+  scan::check_gate_start_status(w.start_status, d.Dk, "the scan gate kernels");
+  const scan::SegmentStarts st = scan::gate_segment_starts(w.gate_scratch, d.B, d.T, d.H, d.Dk, C, usep);
+  const std::size_t bh = std::size_t(d.B) * d.H, D = std::size_t(d.Dk), P = D * (D + 1) / 2;
+  ScanSegmentStarts out;
+  out.segments = st.segments;
+  out.M = download<double>(st.M, bh * (st.segments + 1) * P);
+  out.A = download<double>(st.A, bh * st.segments * D * D);
+  return out;
+}
+
 }  // namespace vla::gpu

@@ -25,6 +25,7 @@
 #include "vla/core/refused.hpp"
 #include "vla/gpu/impl.hpp"
 #include "vla/reference/scan_segment.hpp"
+#include "vla/reference/sweep_inverse.hpp"
 #if defined(VLA_HAVE_CUDA)
 #include "../../gpu/src/chunked_backend.hpp"
 #endif
@@ -288,6 +289,72 @@ void check_tf32_rounding() {
 #endif
 }
 
+// The segment starts' inverses (scan_seg_inverse: gpu/cuda/scan_sweep_inverse.cuh, docs/CHUNKED.md 8.37) against
+// ref::sweep_inverse, the same algorithm in double on the CPU, on the M the kernels formed. Each is within the
+// forward error model 4 D u kappa_F(M) of M^{-1} (tests/chunked/test_sweep_inverse.cpp measures the reference),
+// so the two differ by at most twice that: ||X - X_ref||_F <= 8 D u kappa_F(M) ||X_ref||_F, u = 2^-53, kappa_F from
+// M and X_ref (a NaN fails). The kernel's X must also be exactly symmetric (its lower triangle mirrored). Printed:
+// how many entries equal the reference's (+0 = -0), and how many bit for bit. Gaussian and
+// near-collinear keys, lambda0 down to 1e-3, D = 16, 32, 64, four segments a head (256 steps at B H = 3).
+void check_segment_inverses() {
+#if defined(VLA_HAVE_CUDA)
+  struct Shape {
+    const char* name;
+    int D;
+    double lambda0, eps;  // eps > 0: keys within eps of one direction (ts::make_collinear)
+  };
+  const Shape shapes[] = {{"gaussian", 16, 1.0, 0}, {"gaussian", 32, 1.0, 0}, {"gaussian", 64, 1.0, 0},
+                          {"gaussian", 64, 1e-3, 0}, {"collinear", 64, 1e-3, 1e-3}, {"collinear", 32, 1e-2, 1e-2}};
+  const int B = 1, H = 3, T = 900, C = 32;
+  std::uint64_t seed = 777;
+  auto bits = [](double v) {
+    std::uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  for (const Shape& sh : shapes) {
+    Options opt = preset_options(Preset::paper);
+    opt.lambda0 = sh.lambda0;
+    const Stream s = sh.eps > 0 ? ts::make_collinear(B, T, H, sh.D, sh.eps, false, ++seed) : ts::make_stream(B, T, H, sh.D, ++seed);
+    const gpu::ScanSegmentStarts st = gpu::run_cuda_scan_segment_starts(gpu::prepare_inputs(s, false), opt, C);
+    const int D = sh.D, NS = st.segments;
+    const std::size_t P = std::size_t(D) * (D + 1) / 2;
+    double worst = 0;
+    long asymmetric = 0, same = 0, equal = 0, total = 0;
+    for (int bh = 0; bh < B * H; ++bh)
+      for (int seg = 0; seg < NS; ++seg) {
+        Eigen::MatrixXd M(D, D), X(D, D);
+        const double* m = st.M.data() + (std::size_t(bh) * (NS + 1) + seg) * P;
+        for (int r = 0; r < D; ++r)
+          for (int c = 0; c <= r; ++c) M(r, c) = M(c, r) = m[r * (r + 1) / 2 + c];
+        const double* x = st.A.data() + (std::size_t(bh) * NS + seg) * D * D;
+        for (int r = 0; r < D; ++r)
+          for (int c = 0; c < D; ++c) X(r, c) = x[r * D + c];
+        const Eigen::MatrixXd R = ref::sweep_inverse<double>(M).X;
+        const double model = 8.0 * D * std::ldexp(1.0, -53) * M.norm() * R.norm();
+        const double ratio = (X - R).norm() / R.norm() / model;
+        if (!(ratio <= worst)) worst = ratio;  // a NaN stays
+        for (int r = 0; r < D; ++r)
+          for (int c = 0; c < D; ++c) {
+            asymmetric += bits(X(r, c)) != bits(X(c, r));
+            same += bits(X(r, c)) == bits(R(r, c));
+            equal += X(r, c) == R(r, c);  // +0 and -0 alike
+            ++total;
+          }
+      }
+    char what[160];
+    std::snprintf(what, sizeof what, "segment inverses, %s keys, D=%d lambda0=%g, %d heads x %d segments", sh.name, D, sh.lambda0, B * H, NS);
+    ++runs;
+    if (!(worst <= 1.0) || asymmetric || NS < 2)
+      fail(std::string(what) + ": error / model " + std::to_string(worst) + ", asymmetric entries " + std::to_string(asymmetric) +
+           (NS < 2 ? ", fewer than two segments" : ""));
+    else
+      std::printf("ok   %s: |X - ref::sweep_inverse|_F at most %.3g of 8 D u kappa_F; symmetric; %ld of %ld entries equal, %ld bit for bit\n",
+                  what, worst, equal, total, same);
+  }
+#endif
+}
+
 // Causality under overflow (docs/CHUNKED.md, section 6; CPU twin:
 // ChunkedTwin.CausalUnderOverflow): with v overflowing at step t* + 1 inside the
 // second chunk, the kernel's o and ||S_t|| for t < t* are finite and, judged on
@@ -516,6 +583,7 @@ int main(int argc, char** argv) {
   // The full run (the sanitizers run --quick: same code paths, other values).
   if (carried && shard == 0 && !quick) check_causal({ChunkedKind::fp32, ChunkedKind::bf16, ChunkedKind::tf32});
   if (scan && shard == (shards > 1 ? 1 : 0) && !quick) check_causal({ChunkedKind::scan_fp32, ChunkedKind::scan_bf16});
+  if (scan && shard == (shards > 2 ? 2 : 0)) check_segment_inverses();
   std::vector<Case> cases;
   if (carried) cases = cases_for(quick);
   std::uint64_t seed = 4242;
