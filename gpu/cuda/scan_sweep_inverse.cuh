@@ -11,7 +11,9 @@
 // Here one warp sweeps one matrix with no block barrier at all, holding only the lower blocks (symmetry) in
 // shared memory, swizzled so that every DMMA fragment is two wavefronts: 27 KB a warp, eight warps an SM, so
 // 1,024 starts are one wave on 132 SMs, and a scheduler's two warps overlap one's pivot chain with the other's
-// products.
+// products. Measured (H100, 8.37): 0.055 ms for the 1,024 starts of B H = 16, T = 16,384 (0.078 for the block
+// version's two waves); ~10,500 instructions a warp at ~8 cycles each (ncu), latency-bound with two warps a
+// scheduler. Its results equal ref::sweep_inverse's entry for entry (test_gpu_chunked_cuda, check_segment_inverses).
 //
 // The maths: the sweep operator (Gauss-Jordan on a symmetric matrix without pivoting). With A = M and K the
 // columns [16 k, 16 k + 16) of block k, sweeping block k is
