@@ -20,6 +20,7 @@
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
 #include "vla/gpu/precision.hpp"
+#include "vla/gpu/sweep_layout.hpp"
 #include "vla/reference/scan_gate_form.hpp"
 #include "vla/reference/scan_segment.hpp"
 

@@ -33,15 +33,12 @@
 #pragma once
 
 constexpr int NTI = 64;  // threads of an inverse block: two warps, a matrix each
-constexpr int SWB = 16;  // the sweep's block width
-
-// A 16 x 16 block of doubles in shared memory (a slot), entry (r, c) at r 16 + (c ^ swz(r)). The swizzle puts
-// rows r = 0..3 (mod 4) in four different quarters of the row: a DMMA fragment of 8 rows x 4 columns, or 4 rows
-// x 8 columns, read either way round (a block or its transpose), and an accumulator's 8 x 8 stored as pairs,
-// take the fewest wavefronts their bytes need (2, 2 and 4). XOR with a multiple of 4 keeps the pairs
-// (2 j, 2 j + 1) adjacent and 16-byte aligned.
-__device__ __forceinline__ int swz(int r) { return ((r & 1) << 3) | ((r & 2) << 1); }
-__device__ __forceinline__ int slot_at(int r, int c) { return r * SWB + (c ^ swz(r)); }
+constexpr int SWB = sweep::kBlock;  // the sweep's block width
+// The slots' layout and map (vla/gpu/sweep_layout.hpp, checked on the CPU by tests/gpu/test_sweep_layout.cpp).
+using sweep::lower_block;
+using sweep::slot_at;
+using sweep::SlotMap;
+using sweep::swz;
 
 // A warp's shared memory: the lower blocks (i >= j) of the NB x NB blocks, NB - 1 buffers for block K's new row
 // and column, the pivots. A slot map (4 bits an entry: lower block i (i + 1) / 2 + j, then the buffers) says
@@ -54,16 +51,6 @@ struct SweepPlan {
   static constexpr int bytes = NTI / 32 * warp_doubles * 8;
   static_assert(D % SWB == 0 && SLOTS <= 16, "whole sweep blocks, a slot number in 4 bits");
 };
-
-struct SlotMap {
-  unsigned long long m;
-  __device__ __forceinline__ int get(int e) const { return static_cast<int>((m >> (4 * e)) & 15u); }
-  __device__ __forceinline__ void swap(int e, int f) {
-    const unsigned long long a = get(e), b = get(f);
-    m = (m & ~((15ull << (4 * e)) | (15ull << (4 * f)))) | (b << (4 * e)) | (a << (4 * f));
-  }
-};
-__device__ __forceinline__ int lower_block(int i, int j) { return i * (i + 1) / 2 + j; }  // j <= i
 
 // A lane's offsets (doubles) into a slot: the DMMA fragments' entries (row 8 t + g, column 4 s + q) (fa) and
 // (row 4 s + q, column 8 t + g) (fb), g = lane / 4, q = lane % 4, and the accumulators' pairs (row 8 t + g,
@@ -156,9 +143,7 @@ __device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, dou
   constexpr int NB = Pl::NB, L = Pl::LOWER, SS = SWB * SWB;
   const int lane = threadIdx.x % 32, r = lane / 2, h = lane % 2, sr = swz(r);
   const SlotOffsets off;
-  SlotMap map{0};
-#pragma unroll
-  for (int e = 0; e < Pl::SLOTS; ++e) map.m |= static_cast<unsigned long long>(e) << (4 * e);
+  SlotMap map = SlotMap::identity(Pl::SLOTS);
   auto slot = [&](int e) { return W + map.get(e) * SS; };
   // The packed lower triangle straight into the slots (the identity map) by 8-byte cp.async, every copy in flight
   // at once: lane l fills row l / 2, columns 8 (l % 2) + m of each lower block, a diagonal block's upper entries
@@ -222,11 +207,7 @@ __device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, dou
       }
     __syncwarp();
     // The N_o take block K's row and column: their buffers' slots swap with the old blocks'.
-#pragma unroll
-    for (int ob = 0; ob < NB - 1; ++ob) {
-      const int o = ob + (ob >= kb ? 1 : 0);
-      map.swap(L + ob, o < kb ? lower_block(kb, o) : lower_block(o, kb));
-    }
+    sweep::end_sweep_step(map, NB, kb);
   }
   // out = -A block by block, the lower blocks as they stand, the upper ones their mirrors' transposes, a diagonal
   // block's upper entries from its lower ones: lane l writes rows l / 8 + 4 i, columns 2 (l % 8), + 1 (a row's
