@@ -528,7 +528,7 @@ __device__ void check_start_factor(const double* Mp, const double* piv, unsigned
   if (lane == 0 && core::start_factor_refused(bound, D, start_factor_unit_roundoff())) atomicMax(status, __float_as_uint(float(bound)));
 }
 
-#include "scan_sweep_inverse.cuh"  // scan_seg_inverse's block sweep (docs/CHUNKED.md 8.35)
+#include "scan_sweep_inverse.cuh"  // scan_seg_inverse's block sweep (docs/CHUNKED.md 8.35, 8.37)
 
 // The gate's staged loads: thread tid owns the pieces of Q floats at e = Q (tid + NT p), p < N, of a
 // chunk's C x D floats (step e / D, entries e % D on), so that it reads only what its own cp.async
@@ -1538,7 +1538,7 @@ void launch_typed(const GateParams& g, cudaStream_t s) {
     prep<<<grid, NT, bytes, s>>>(g);
     VLA_CUDA_CHECK(cudaGetLastError());
   }
-  // In the per-step forms the n scan runs in scan_seg_inverse's grid (its column NS), beside the inverses.
+  // In the per-step forms the n scan runs in scan_seg_inverse's grid (its first B H blocks), beside the inverses.
   const bool n_beside_inverses = g.form != ref::ScanGateForm::woodbury;
   if (g.kernels & 2u) {
     const int m_blocks = (BH * P + NT - 1) / NT, n_blocks = n_beside_inverses ? 0 : (BH * D + NT - 1) / NT;
