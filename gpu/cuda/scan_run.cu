@@ -154,31 +154,35 @@ Outputs run_cuda_scan(const HostInputs& in, const Options& opt, impl::ChunkedKin
   return run.outputs();
 }
 
-std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt, int C) {
+namespace {
+// Stage 1 alone on the inputs, then read(workspace) after it completed (a refused segment start throws first).
+template <class Read>
+auto run_gate_stage(const HostInputs& in, const Options& opt, int C, Read read) {
   DeviceRun run(in, opt);
   const Dims& d = in.dims;
   const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled, opt.readout == Readout::ratio);
   scan::launch_gate(scan::gate_params(run.p, in.bf16, C, w), nullptr);
   VLA_CUDA_CHECK(cudaDeviceSynchronize());
   scan::check_gate_start_status(w.start_status, d.Dk, "the scan gate kernels");
-  return download<float>(w.out.gate, d.qk_size());
+  return read(w);
+}
+}  // namespace
+
+std::vector<float> run_cuda_scan_gates(const HostInputs& in, const Options& opt, int C) {
+  return run_gate_stage(in, opt, C, [&](const scan::Workspace& w) { return download<float>(w.out.gate, in.dims.qk_size()); });
 }
 
 ScanSegmentStarts run_cuda_scan_segment_starts(const HostInputs& in, const Options& opt, int C) {
-  DeviceRun run(in, opt);
-  const Dims& d = in.dims;
-  const bool usep = in.has_u || opt.u_unit_scaled;
-  const scan::Workspace w(d.B, d.T, d.H, d.Dk, C, usep, opt.readout == Readout::ratio);
-  scan::launch_gate(scan::gate_params(run.p, in.bf16, C, w), nullptr);
-  VLA_CUDA_CHECK(cudaDeviceSynchronize());
-  scan::check_gate_start_status(w.start_status, d.Dk, "the scan gate kernels");
-  const scan::SegmentStarts st = scan::gate_segment_starts(w.gate_scratch, d.B, d.T, d.H, d.Dk, C, usep);
-  const std::size_t bh = std::size_t(d.B) * d.H, D = std::size_t(d.Dk), P = D * (D + 1) / 2;
-  ScanSegmentStarts out;
-  out.segments = st.segments;
-  out.M = download<double>(st.M, bh * (st.segments + 1) * P);
-  out.A = download<double>(st.A, bh * st.segments * D * D);
-  return out;
+  return run_gate_stage(in, opt, C, [&](const scan::Workspace& w) {
+    const Dims& d = in.dims;
+    const scan::SegmentStarts st = scan::gate_segment_starts(w.gate_scratch, d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled);
+    const std::size_t bh = std::size_t(d.B) * d.H, D = std::size_t(d.Dk), P = D * (D + 1) / 2;
+    ScanSegmentStarts out;
+    out.segments = st.segments;
+    out.M = download<double>(st.M, bh * (st.segments + 1) * P);
+    out.A = download<double>(st.A, bh * st.segments * D * D);
+    return out;
+  });
 }
 
 }  // namespace vla::gpu

@@ -1,6 +1,6 @@
 // The segment starts' A = M^{-1} by the symmetric sweep in blocks of 16, products on the FP64 tensor cores
 // (scan_seg_inverse; docs/CHUNKED.md 8.35, 8.37). Included by scan_gate.cu inside its namespace (pivot_recip,
-// check_start_factor from there; dmma_884 from dmma_tile.cuh).
+// packed_index, check_start_factor from there; dmma_884 from dmma_tile.cuh).
 //
 // Why: the L D L^T and two triangular solves of inverse_of_slot run 64 barrier-separated pivots and 126
 // shuffle-chained elimination steps of predicated fmas, ~80 us a block at four blocks an SM (ncu: bound by
@@ -157,7 +157,7 @@ __device__ void sweep_inverse_warp(const double* Ms, double* W, double* piv, dou
 #pragma unroll
       for (int m = 0; m < 8; ++m) {
         const int c = 8 * h + m, C = SWB * bj + c;
-        const double* src = bi > bj || c <= r ? Ms + R * (R + 1) / 2 + C : Ms + C * (C + 1) / 2 + R;
+        const double* src = Ms + (bi > bj || c <= r ? packed_index(R, C) : packed_index(C, R));
         __pipeline_memcpy_async(dst + (c ^ sr), src, 8);
       }
     }
