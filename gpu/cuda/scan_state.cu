@@ -721,9 +721,9 @@ struct ReadShape {
   static constexpr int NW = NT / 32;         // warps
   static constexpr int UR = 4;
   static constexpr int NPL = RR * UR / SLR;  // whole y sums per lane: rows 2m, 2m + 1 of one step
-  // a^, phi(q), r rows, den, the norm partials.
+  // a^, phi(q), r rows, den, the norm partials, n_c (the den split's).
   static constexpr std::size_t smem_bytes =
-      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NW) * sizeof(float);
+      (3 * static_cast<std::size_t>(C) * D + C + static_cast<std::size_t>(C) * NW + D) * sizeof(float);
   static_assert(D % 16 == 0 && NT % 32 == 0 && NPL == 2 && C % UR == 0 && UR == 4, "whole warps; the reductions below");
 };
 
@@ -740,6 +740,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   float* Rs = Qs + C * D;  // r_t rows
   float* Ds = Rs + C * D;  // den_t
   float* NP = Ds + C;      // norm partials [C][NW], one per warp
+  float* Ns = NP + C * NW; // n_c (the den split's sums of the chunks before c)
 
   const int T = p.T, H = p.H;
   const int bh = blockIdx.x / n_seg, c = c_begin + blockIdx.x % n_seg;  // chunks [c_begin, c_begin + n_seg)
@@ -752,6 +753,31 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   const bool ratio = p.in.den != nullptr;
   const std::size_t nc_steps = static_cast<std::size_t>(n_chunks) * C;
 
+  // S_c's rows and n_c first: their loads are in flight with the chunk's rows below, not after the den
+  // phase (three dependent round trips a block otherwise). The same values: the same bits (every scan
+  // case's line unchanged); the readout 0.251 -> 0.246 ms at B = 1, H = 16, T = 16,384 and 3.69 -> 3.56
+  // at B = 8, H = 128 (H100, docs/CHUNKED.md 8.38).
+  float s[RR][ER];
+#pragma unroll
+  for (int rr = 0; rr < RR; ++rr) {
+    const float* src = sc_in + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + r0 + rr) * D + j0;
+    if constexpr (ER % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < ER / 4; ++q) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(src) + q);
+        s[rr][4 * q] = v.x;
+        s[rr][4 * q + 1] = v.y;
+        s[rr][4 * q + 2] = v.z;
+        s[rr][4 * q + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < ER; ++e) s[rr][e] = __ldg(src + e);
+    }
+  }
+  static_assert(NT >= D, "a thread an entry of n_c");
+  const bool nsplit = ratio && p.in.nsum;
+  const float ncv = nsplit && tid < D ? __ldg(p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D + tid) : 0.0f;
   {
     constexpr int Q = D / 4;
     const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
@@ -781,27 +807,28 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
           reinterpret_cast<float4*>(Rs)[e] = x.r;
         });
   }
+  if (tid < D) Ns[tid] = ncv;
   // The den split (GateOut::nsum set): den_t = readout_den(n_c . phi(q_t) + L_t . phi(q_t)), the second from
   // scan_prep; the first by TPD threads a step (consecutive lanes), each an fma chain over its D / TPD entries
   // from its slice's entry t on (wrapping: the lanes' Qs reads in distinct banks), then the lanes' sums by a
   // fixed xor tree. Why not one thread a step: its 64-term chain before the loop took the readout from 0.234 to
   // 0.262 ms (H100, docs/CHUNKED.md 8.34). Without nsum (stage 2 alone, scan_state_check) den holds the whole
   // denominators.
-  __syncthreads();  // Qs complete
+  __syncthreads();  // Qs and Ns complete
   {
     constexpr int TPD = NT >= C ? NT / C : 1, DP = D / TPD;
     static_assert(TPD <= 32 && 32 % TPD == 0 && D % TPD == 0, "a step's threads in one warp");
     const int part = tid % TPD;
     for (int t = tid / TPD; t < C; t += NT / TPD) {  // warp-uniform trip count: NT / TPD divides C or exceeds it
       float den = 1.0f;
-      if (ratio && p.in.nsum) {
-        const float* nc = p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D + part * DP;
+      if (nsplit) {
+        const float* nc = Ns + part * DP;
         const float* qt = Qs + t * D + part * DP;
         float acc = 0.0f;
 #pragma unroll 8
         for (int j = 0; j < DP; ++j) {
           const int d = (j + t) % DP;
-          acc = fmaf(__ldg(nc + d), qt[d], acc);
+          acc = fmaf(nc[d], qt[d], acc);
         }
 #pragma unroll
         for (int m = 1; m < TPD; m *= 2) acc += __shfl_xor_sync(kAll, acc, m);
@@ -810,24 +837,6 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
         den = p.in.den[row_index(b, t0 + t, h, T, H)];
       }
       if (part == 0) Ds[t] = den;
-    }
-  }
-  float s[RR][ER];
-#pragma unroll
-  for (int rr = 0; rr < RR; ++rr) {
-    const float* src = sc_in + ((static_cast<std::size_t>(bh) * n_chunks + c) * D + r0 + rr) * D + j0;
-    if constexpr (ER % 4 == 0) {
-#pragma unroll
-      for (int q = 0; q < ER / 4; ++q) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(src) + q);
-        s[rr][4 * q] = v.x;
-        s[rr][4 * q + 1] = v.y;
-        s[rr][4 * q + 2] = v.z;
-        s[rr][4 * q + 3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < ER; ++e) s[rr][e] = __ldg(src + e);
     }
   }
   __syncthreads();
