@@ -3,7 +3,8 @@
 # variant, gpu/standalone built with its macros, then `bench_chunked --focus`
 # (chunked-scan-bf16, C = 32: the whole scan with and without the norms, every
 # kernel of both stages apart) alone on the GPU; causal bf16 SDPA at
-# the same shapes; the scan kinds' quick CUDA tests of the variants named in TESTS
+# the same shapes; issue 8's table of the first variant against SDPA, with its verdicts
+# (bench/gpu/issue8_table.py, $OUT/issue8_table.md); the scan kinds' quick CUDA tests of the variants named in TESTS
 # (12 shards at once) and compute-sanitizer (memcheck on two shards, racecheck and
 # initcheck on one) on the first of them.
 #   OUT=<dir> bench/gpu/run_scan_focus.sh
@@ -72,6 +73,13 @@ for v in $variants; do
 done
 stamp "SDPA"
 ( cd bench/gpu && timeout 120 python3 sdpa_chunked_shapes.py ) > "$logs/sdpa.log" 2>&1; grep "^|\|torch" "$logs/sdpa.log"
+first_variant=${variants%% *}; first_variant=${first_variant%%=*}
+stamp "issue 8's table ($first_variant against SDPA; bench/gpu/issue8_table.py)"
+if python3 bench/gpu/issue8_table.py --focus "$logs/focus_$first_variant.log" --sdpa "$logs/sdpa.log" > "$logs/issue8_table.md.part"; then
+  mv "$logs/issue8_table.md.part" "$logs/issue8_table.md" && cat "$logs/issue8_table.md"
+else
+  rm -f "$logs/issue8_table.md.part"  # the tool said which log was wrong; no table from it
+fi
 for name in ${TESTS:-L512}; do
   eval "t=\${bin_test_gpu_chunked_cuda_$name:-}"
   [ -x "$t" ] || continue
