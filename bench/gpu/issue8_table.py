@@ -87,7 +87,7 @@ def parse_sdpa(path):
     return parse_log(path, r"^torch [^,]+, (.+)$", "'torch VERSION, DEVICE'", "an sdpa_chunked_shapes.py log", 6, row, "SDPA")
 
 
-def gather(paths, parse, kind):
+def gather(paths, parse):
     device, runs = None, []
     for p in paths:
         dev, rows = parse(p)
@@ -115,8 +115,8 @@ def span(xs, fmt="{:.4g}"):
 
 
 def decide(focus_paths, sdpa_paths):
-    fdev, focus = gather(focus_paths, parse_focus, "focus")
-    sdev, sdpa = gather(sdpa_paths, parse_sdpa, "SDPA")
+    fdev, focus = gather(focus_paths, parse_focus)
+    sdev, sdpa = gather(sdpa_paths, parse_sdpa)
     if fdev != sdev:
         raise LogError(f"the focus logs ran on {fdev!r} and the SDPA logs on {sdev!r}: timings of different cards are not compared")
 

@@ -19,6 +19,7 @@
 #include "scan_prep_core.cuh"
 #include "vla/core/bf16.hpp"
 #include "vla/core/formulas.hpp"
+#include "vla/gpu/packed_lower.hpp"
 #include "vla/gpu/precision.hpp"
 #include "vla/gpu/sweep_layout.hpp"
 #include "vla/reference/scan_gate_form.hpp"
@@ -39,8 +40,6 @@ __host__ __device__ inline int n_segments(int BH, int T, int C) {
 // A launch's segment (chunks) and segment count.
 __host__ __device__ inline int segment_chunks(const GateParams& g) { return ref::scan_segment_chunks(g.C, g.B * g.H, g.T); }
 __host__ __device__ inline int n_segments(const GateParams& g) { return n_segments(g.B * g.H, g.T, g.C); }
-__host__ __device__ constexpr int packed_size(int D) { return D * (D + 1) / 2; }
-__host__ __device__ inline int packed_index(int r, int c) { return r * (r + 1) / 2 + c; }  // c <= r
 __host__ __device__ inline std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
 
 // Byte offsets of the gate's scratch buffers.

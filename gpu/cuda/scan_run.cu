@@ -15,6 +15,7 @@
 #include "scan_gate.cuh"
 #include "scan_stages.cuh"
 #include "vla/core/refused.hpp"
+#include "vla/gpu/packed_lower.hpp"
 #include "vla/reference/scan_start_refusal.hpp"
 
 namespace vla::gpu {
@@ -176,7 +177,7 @@ ScanSegmentStarts run_cuda_scan_segment_starts(const HostInputs& in, const Optio
   return run_gate_stage(in, opt, C, [&](const scan::Workspace& w) {
     const Dims& d = in.dims;
     const scan::SegmentStarts st = scan::gate_segment_starts(w.gate_scratch, d.B, d.T, d.H, d.Dk, C, in.has_u || opt.u_unit_scaled);
-    const std::size_t bh = std::size_t(d.B) * d.H, D = std::size_t(d.Dk), P = D * (D + 1) / 2;
+    const std::size_t bh = std::size_t(d.B) * d.H, D = std::size_t(d.Dk), P = std::size_t(packed_size(d.Dk));
     ScanSegmentStarts out;
     out.segments = st.segments;
     out.M = download<double>(st.M, bh * (st.segments + 1) * P);

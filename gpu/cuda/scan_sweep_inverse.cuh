@@ -46,7 +46,7 @@ using sweep::swz;
 // buffers, so nothing is copied.
 template <int D>
 struct SweepPlan {
-  static constexpr int NB = D / SWB, LOWER = NB * (NB + 1) / 2, SLOTS = LOWER + NB - 1;
+  static constexpr int NB = D / SWB, LOWER = packed_size(NB), SLOTS = LOWER + NB - 1;
   static constexpr int warp_doubles = SLOTS * SWB * SWB + D;
   static constexpr int bytes = NTI / 32 * warp_doubles * 8;
   static_assert(D % SWB == 0 && SLOTS <= 16, "whole sweep blocks, a slot number in 4 bits");

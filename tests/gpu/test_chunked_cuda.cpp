@@ -24,6 +24,7 @@
 #include "vla/gpu/error_model.hpp"
 #include "vla/core/refused.hpp"
 #include "vla/gpu/impl.hpp"
+#include "vla/gpu/packed_lower.hpp"
 #include "vla/reference/scan_segment.hpp"
 #include "vla/reference/sweep_inverse.hpp"
 #if defined(VLA_HAVE_CUDA)
@@ -318,7 +319,7 @@ void check_segment_inverses() {
     const Stream s = sh.eps > 0 ? ts::make_collinear(B, T, H, sh.D, sh.eps, false, ++seed) : ts::make_stream(B, T, H, sh.D, ++seed);
     const gpu::ScanSegmentStarts st = gpu::run_cuda_scan_segment_starts(gpu::prepare_inputs(s, false), opt, C);
     const int D = sh.D, NS = st.segments;
-    const std::size_t P = std::size_t(D) * (D + 1) / 2;
+    const std::size_t P = std::size_t(gpu::packed_size(D));
     double worst = 0;
     long asymmetric = 0, same = 0, equal = 0, total = 0;
     for (int bh = 0; bh < B * H; ++bh)
@@ -326,7 +327,7 @@ void check_segment_inverses() {
         Eigen::MatrixXd M(D, D), X(D, D);
         const double* m = st.M.data() + (std::size_t(bh) * (NS + 1) + seg) * P;
         for (int r = 0; r < D; ++r)
-          for (int c = 0; c <= r; ++c) M(r, c) = M(c, r) = m[r * (r + 1) / 2 + c];
+          for (int c = 0; c <= r; ++c) M(r, c) = M(c, r) = m[gpu::packed_index(r, c)];
         const double* x = st.A.data() + (std::size_t(bh) * NS + seg) * D * D;
         for (int r = 0; r < D; ++r)
           for (int c = 0; c < D; ++c) X(r, c) = x[r * D + c];

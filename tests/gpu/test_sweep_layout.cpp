@@ -75,7 +75,7 @@ TEST(SweepLayout, FragmentsTakeTheFewestWavefronts) {
 
 TEST(SweepLayout, TheSlotMapHandsBlockKTheBuffers) {
   for (int NB = 1; NB <= 4; ++NB) {
-    const int L = NB * (NB + 1) / 2, slots = L + NB - 1;
+    const int L = vla::gpu::packed_size(NB), slots = L + NB - 1;
     SlotMap map = SlotMap::identity(slots);
     for (int kb = 0; kb < NB; ++kb) {
       const SlotMap before = map;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "vla/core/hd.hpp"
+#include "vla/gpu/packed_lower.hpp"
 
 namespace vla::gpu::sweep {
 
@@ -19,8 +20,8 @@ constexpr int kBlock = 16;  // the sweep's block width
 
 VLA_HD int swz(int r) { return ((r & 1) << 3) | ((r & 2) << 1); }
 VLA_HD int slot_at(int r, int c) { return r * kBlock + (c ^ swz(r)); }
-// The lower block (i, j), j <= i, in row order: the first slots of a warp.
-VLA_HD int lower_block(int i, int j) { return i * (i + 1) / 2 + j; }
+// The lower block (i, j), j <= i, in row order (the blocks' packed lower triangle): the first slots of a warp.
+VLA_HD int lower_block(int i, int j) { return packed_index(i, j); }
 
 // Which slot holds what, 4 bits an entry (entries: the lower blocks, then the buffers of block K's new row and
 // column). Block K's new row and column take the buffers' slots, whose old slots become the buffers.
@@ -41,7 +42,7 @@ struct SlotMap {
 // The swaps that end sweep step kb of NB blocks: buffer ob (entry LOWER + ob) holds N_o for o = ob + (ob >= kb),
 // block K's row (o < kb, lower block (kb, o)) or column (o > kb, lower block (o, kb)).
 VLA_HD void end_sweep_step(SlotMap& map, int NB, int kb) {
-  const int L = NB * (NB + 1) / 2;
+  const int L = packed_size(NB);
   for (int ob = 0; ob < NB - 1; ++ob) {
     const int o = ob + (ob >= kb ? 1 : 0);
     map.swap(L + ob, o < kb ? lower_block(kb, o) : lower_block(o, kb));
