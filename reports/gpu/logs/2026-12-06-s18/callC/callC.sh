@@ -4,7 +4,7 @@
 # D = 64), SM clock not locked (as the benchmark runs). Binary: tree e15188a built with -lineinfo:
 # `cmake -S gpu/standalone -B build-prof -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
 #  -DCMAKE_CUDA_FLAGS=-lineinfo -DVLA_EIGEN_DIR=/usr/include/eigen3 && cmake --build build-prof --target bench_chunked`.
-# Kept: each kernel's details page and its source lines by stall samples (bench/gpu/ncu_source_lines.py).
+# KERNELS (default: all six) names the kernels to profile. Kept: each kernel's details page and its source lines by stall samples (bench/gpu/ncu_source_lines.py).
 set -u
 O=${OUT:-/tmp/out}; L=$O/logs; mkdir -p $L
 cd build-call && tar xf s18c.tar.xz && cd ..
@@ -12,7 +12,7 @@ BIN=build-call/s18c/bench_chunked
 t0=$SECONDS; stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader; nvcc --version | tail -1; ncu --version | tail -1; } 2>&1 | tee $L/env.txt
 save() { tar cf "$O/logs.tar" -C "$L" . ; }
-for k in state_readout state_prep state_x prep_kernel state_pass_look steps_warp; do
+for k in ${KERNELS:-state_readout state_prep state_x prep_kernel state_pass_look steps_warp}; do
   stamp "ncu $k"
   timeout 150 ncu --clock-control none --set full --import-source yes -k regex:$k --launch-count 1 -o /tmp/$k $BIN --profile > $L/ncu_$k.log 2>&1
   echo "ncu exit $?"; tail -2 $L/ncu_$k.log
