@@ -84,7 +84,7 @@ class Issue8Table(unittest.TestCase):
         self.assertIn("**undecided", self.row(out, "1, 16, 16,384"))
 
     def test_the_5x_target_is_judged_on_the_worst_pair(self):
-        # Best pair 25.5 / 5.0 = 5.1x, worst pair 24.5 / 5.0 ... 24.5 / 5.0 = 4.9x: not met.
+        # Best pair 25.5 / 4.9 = 5.2x, worst pair 24.5 / 5.0 = 4.9x: not met.
         rc, out, _ = self.run_tool([focus_log(1.2, 5.0, 25.5, 15.6), focus_log(1.2, 4.9, 24.5, 15.6)], [sdpa_log(1.3)])
         self.assertEqual(rc, 0)
         self.assertIn("**not met** (worst pair 4.90x)", self.row(out, "1, 16, 65,536"))
