@@ -6,19 +6,20 @@
 // the carried form; fp64 and fp32 operations and bytes for the scan form. SDPA
 // (the softmax baseline) is timed by bench/gpu/sdpa_chunked_shapes.py in the
 // same script run.
-//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check | --steps-scaling | --focus
+//   bench_chunked [--csv FILE] [--quick] [--scan-only] [--breakdown] | --profile | --fold-check | --steps-scaling | --focus [--chunk 32|64]
 // (--breakdown: the gate stage's kernels and phases timed apart, then the rest;
 // --profile: one launch of chunked-scan-bf16, C = 32, B = 1, H = 16, T = 16,384,
 // untimed and unverified, for a profiler such as ncu; --fold-check: the state prep
 // done by the steps kernel against the prep kernel, outputs bit for bit and timed;
 // --steps-scaling: the steps kernel alone, both forms, against the number of heads;
-// --focus: chunked-scan-bf16 at issue 8's target shapes, every kernel apart.)
+// --focus: chunked-scan-bf16 at issue 8's target shapes, every kernel apart, at C = 32 or --chunk's.)
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -158,14 +159,14 @@ void gate_breakdown() {
     }
 }
 
-// The scan form at issue 8's target shapes alone (chunked-scan-bf16, C = 32, the
+// The scan form at issue 8's target shapes alone (chunked-scan-bf16, C = 32 or --chunk's, the
 // build's segment length and kernels): the whole launch, with and without the norms,
 // then every kernel of both stages timed apart, and the fused bf16 kernel where the
 // target compares with it. Short enough to run once per experimental build. (Since
 // the den split, docs/CHUNKED.md 8.34, the per-step gate has no side kernels: no
 // scan_den, the final A from the steps; seg_inverse's time includes the n scan.)
-void focus() {
-  const int D = 64, C = 32;
+void focus(int C) {
+  const int D = 64;
   struct Shape {
     int B, H, T;
   };
@@ -174,6 +175,7 @@ void focus() {
               " state: prep | pass | readout | stage | fused bf16 | segment steps |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
               C, D);
+  std::vector<std::string> pass_lines;  // the v6 pass alone in each of its built shapes, printed after the table
   for (const Shape sh : {Shape{1, 16, 16384}, Shape{1, 16, 65536}, Shape{8, 128, 4096}}) {
     ShapeIO io(sh.B, sh.H, sh.T);
     const gpu::FusedParams p = io.fill(true);
@@ -207,6 +209,28 @@ void focus() {
     if (sh.T == 65536 || sh.B * sh.H >= 1024) fused = median_launch_ms([&] { gpu::launch_fused(p, impl::Kind::bf16, nullptr); }, 3);
     std::printf("| %d | %d | %d | **%.4g** | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %d |\n", sh.B, sh.H,
                 sh.T, ms, ms_bare, gp, gx, gi, gs, g_all, sp, sx, sr, s_all, fused, ref::scan_segment_steps(sh.B * sh.H, sh.T));
+    // The v6 pass (state_config's at D = 64) in each of its built shapes, 8 or 16 rows a block (MT = 1, 2) and 4 or 8
+    // warps: which one suits this C and shape (the launcher's choice was measured at C = 32).
+    if (cfg.dmma != 0) {
+      std::string line = "| B=" + std::to_string(sh.B) + " H=" + std::to_string(sh.H) + " T=" + std::to_string(sh.T) + " |";
+      for (int mt : {1, 2})
+        for (int nw : {4, 8}) {
+          gpu::scan::StateConfig c2 = cfg;
+          c2.dmma = mt;
+          c2.dmma_warps = nw;
+          whole();  // Vt again (the pass overwrites it with R)
+          char cell[64];
+          std::snprintf(cell, sizeof cell, " %.4g%s |", median_launch_ms([&] { gpu::scan::launch_state_config(st, nullptr, c2, gpu::scan::kPass); }, 11),
+                        mt == cfg.dmma && nw == cfg.dmma_warps ? " (shipped)" : "");
+          line += cell;
+        }
+      pass_lines.push_back(line);
+    }
+  }
+  if (!pass_lines.empty()) {
+    std::printf("\nthe v6 pass alone by block shape (C = %d; ms, medians of 11):\n| shape | 8 rows, 4 warps | 8 rows, 8 warps | 16 rows, 4 warps |"
+                " 16 rows, 8 warps |\n|---|---|---|---|---|\n", C);
+    for (const std::string& l : pass_lines) std::printf("%s\n", l.c_str());
   }
 }
 
@@ -297,6 +321,7 @@ int fold_check() {
 int main(int argc, char** argv) {
   const char* csv_path = nullptr;
   bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false, scaling = false, focus_only = false;
+  int focus_chunk = 32;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -306,6 +331,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fold-check")) fold = true;
     else if (!std::strcmp(argv[i], "--steps-scaling")) scaling = true;
     else if (!std::strcmp(argv[i], "--focus")) focus_only = true;
+    else if (!std::strcmp(argv[i], "--chunk") && i + 1 < argc) {
+      focus_chunk = std::atoi(argv[++i]);
+      if (focus_chunk != 32 && focus_chunk != 64) {
+        std::fprintf(stderr, "bench_chunked: --chunk takes 32 or 64 (the scan form's chunk sizes), not '%s'\n", argv[i]);
+        return 2;
+      }
+    }
     else {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -318,7 +350,7 @@ int main(int argc, char** argv) {
     std::printf("device: %s, %d SMs\n", prop.name, sms);
     if (fold) return fold_check() == 0 ? 0 : 1;
     if (focus_only) {
-      focus();
+      focus(focus_chunk);
       return 0;
     }
     if (scaling) {

@@ -4,7 +4,8 @@
 #                      each build V), sets B (that bin folder), O ($OUT) and L ($O/logs), writes $L/env.txt
 #   quick V            the quick scan tests of V, 12 shards at once, into $L/quick_V.log
 #   same A V           whether V's quick lines equal A's (every error, ratio and same-bits verdict)
-#   focus V...         `bench_chunked --focus` of each V into $L/focus_V_$N.log (N: the round, set by the caller)
+#   focus V...         `bench_chunked --focus` of each V into $L/focus_V_$N.log (N: the round, set by the caller);
+#                      V:64 runs V's binary with --chunk 64 into $L/focus_V64_$N.log
 #   sdpa               causal bf16 SDPA at the same shapes into $L/sdpa_$N.log
 #   w16 V N            the whole scan at B = 1, H = 16, T = 16,384 from round N's focus log of V
 #   every V [san]      every scan case of V, 12 shards, with (san) memcheck, racecheck and initcheck beside
@@ -48,8 +49,11 @@ same() {
 }
 
 focus() {
+  local V bin args name
   for V in "$@"; do
-    stamp "focus $V"; timeout 100 "$B/bench_chunked_$V" --focus > "$L/focus_${V}_$N.log" 2>&1; grep "^| 1 \|^| 8 " "$L/focus_${V}_$N.log"
+    bin=${V%%:*}; args=; name=$bin
+    if [[ "$V" == *:* ]]; then args="--chunk ${V#*:}"; name=$bin${V#*:}; fi
+    stamp "focus $V"; timeout 100 "$B/bench_chunked_$bin" --focus $args > "$L/focus_${name}_$N.log" 2>&1; grep "^| 1 \|^| 8 " "$L/focus_${name}_$N.log"
   done
   save
 }

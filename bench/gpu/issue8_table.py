@@ -11,7 +11,7 @@ Prints issue 8's table (Markdown) with each target's verdict computed from the r
 * T = 65,536 (B = 1, H = 16): the fused bf16 kernel at least 5 times the scan's time, judged on the worst pair
   (the fastest fused run against the slowest scan run).
 * B = 8, H = 128, T = 4,096: throughput (head-tokens/s) of the scan, the fused kernel and SDPA; no target.
-Every log must name the same device (the focus logs' "device:" line, the SDPA logs' torch line): timings of
+Every focus log must be of one chunk size C (printed with the table). Every log must name the same device (the focus logs' "device:" line, the SDPA logs' torch line): timings of
 different cards are never compared. A missing shape, an unreadable log or mixed devices is an error (exit 2) that
 names the file, and nothing is printed to stdout.
 """
@@ -71,12 +71,16 @@ def parse_log(path, device_re, device_what, hint, ncols, row, table_what):
 
 
 def parse_focus(path):
-    """(device, {(B, H, T): (whole scan ms, fused bf16 ms or None)})"""
+    """(device, chunk size C, {(B, H, T): (whole scan ms, fused bf16 ms or None)})"""
     def row(cells, key):
         fused = number(cells[14], path, f"the fused kernel at {key}")
         return number(cells[3], path, f"the whole scan at {key}"), (fused if fused > 0 else None)  # 0: not measured there
 
-    return parse_log(path, r"^device: (.+?), \d+ SMs", "'device:'", "a bench_chunked --focus log", 16, row, "focus")
+    device, rows = parse_log(path, r"^device: (.+?), \d+ SMs", "'device:'", "a bench_chunked --focus log", 16, row, "focus")
+    m = re.search(r"^scan focus \([^,]+, C = (\d+),", read(path), re.M)
+    if not m:
+        raise LogError(f"{path}: no 'scan focus (..., C = N, ...' line: the chunk size is unknown")
+    return device, int(m.group(1)), rows
 
 
 def parse_sdpa(path):
@@ -115,7 +119,14 @@ def span(xs, fmt="{:.4g}"):
 
 
 def decide(focus_paths, sdpa_paths):
-    fdev, focus = gather(focus_paths, parse_focus)
+    chunks = {}
+    for p in focus_paths:
+        chunks.setdefault(parse_focus(p)[1], p)
+    if len(chunks) > 1:
+        (c1, p1), (c2, p2) = list(chunks.items())[:2]
+        raise LogError(f"{p2}: C = {c2}, but {p1} ran C = {c1}: one table is one build at one chunk size")
+    chunk = next(iter(chunks))
+    fdev, focus = gather(focus_paths, lambda p: (lambda d, c, rows: (d, rows))(*parse_focus(p)))
     sdev, sdpa = gather(sdpa_paths, parse_sdpa)
     if fdev != sdev:
         raise LogError(f"the focus logs ran on {fdev!r} and the SDPA logs on {sdev!r}: timings of different cards are not compared")
@@ -145,7 +156,7 @@ def decide(focus_paths, sdpa_paths):
     rate = lambda ms: [tokens / (x * 1e-3) for x in ms]
 
     lines = [
-        f"Device: {fdev}; {len(focus)} focus run(s), {len(sdpa)} SDPA run(s).",
+        f"Device: {fdev}; chunked-scan-bf16 at C = {chunk}; {len(focus)} focus run(s), {len(sdpa)} SDPA run(s).",
         "",
         "| B, H, T | scan | fused bf16 | SDPA causal bf16 | target | verdict |",
         "| --- | --- | --- | --- | --- | --- |",

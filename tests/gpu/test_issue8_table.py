@@ -13,14 +13,14 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "b
 H200 = "NVIDIA H200"
 
 
-def focus_log(whole16, whole64, fused64, wholebh, fusedbh=19.3, device=H200):
+def focus_log(whole16, whole64, fused64, wholebh, fusedbh=19.3, device=H200, chunk=32):
     def row(b, h, t, whole, fused):
         # | B | H | T | whole | no norms | 9 kernel and stage columns | fused | segment steps |
         return f"| {b} | {h} | {t} | **{whole}** | {whole} | " + " | ".join(["0.1"] * 9) + f" | {fused} | 256 |"
 
     return "\n".join([
         f"device: {device}, 132 SMs", "",
-        "scan focus (chunked-scan-bf16, C = 32, D = 64; ms, medians of 21):",
+        f"scan focus (chunked-scan-bf16, C = {chunk}, D = 64; ms, medians of 21):",
         "| B | H | T | whole scan | whole, o and S only (no norms) | gate: prep | prefix | seg_inverse | steps | stage |"
         " state: prep | pass | readout | stage | fused bf16 | segment steps |",
         "|" + "---|" * 16,
@@ -67,7 +67,7 @@ class Issue8Table(unittest.TestCase):
                                    [sdpa_log(1.27), sdpa_log(1.29)])
         self.assertEqual(rc, 0)
         self.assertIn("**met**", self.row(out, "1, 16, 16,384"))
-        self.assertIn("Device: NVIDIA H200; 2 focus run(s), 2 SDPA run(s).", out)
+        self.assertIn("Device: NVIDIA H200; chunked-scan-bf16 at C = 32; 2 focus run(s), 2 SDPA run(s).", out)
 
     def test_not_met_when_every_scan_run_is_slower(self):
         rc, out, _ = self.run_tool([focus_log(1.276, 4.7, 32.0, 15.6), focus_log(1.283, 4.7, 32.0, 15.6)],
@@ -110,6 +110,13 @@ class Issue8Table(unittest.TestCase):
                      [sdpa_log(1.3)], "focus_1.log: device 'NVIDIA H100 80GB HBM3'")
         self.refused([focus_log(1.2, 4.7, 32.0, 15.6)], [sdpa_log(1.3, device="NVIDIA H100 80GB HBM3")],
                      "timings of different cards are not compared")
+
+    def test_mixed_chunk_sizes_are_refused_and_the_chunk_size_is_printed(self):
+        self.refused([focus_log(1.2, 4.7, 32.0, 15.6), focus_log(1.1, 4.7, 32.0, 15.6, chunk=64)], [sdpa_log(1.3)],
+                     "focus_1.log: C = 64, but")
+        rc, out, _ = self.run_tool([focus_log(1.1, 4.7, 32.0, 15.6, chunk=64)], [sdpa_log(1.3)])
+        self.assertEqual(rc, 0)
+        self.assertIn("chunked-scan-bf16 at C = 64;", out)
 
     def test_a_missing_shape_names_the_file(self):
         text = "\n".join(l for l in focus_log(1.2, 4.7, 32.0, 15.6).splitlines() if "| 65536 |" not in l)

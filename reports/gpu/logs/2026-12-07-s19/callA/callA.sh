@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Session 19, call A: E = the tree of HEAD with bench_chunked's --chunk (the focus at C = 64) and its table of the v6
+# pass by block shape. Question 1: is chunked-scan-bf16 at C = 64 (256 chunk steps in the pass at T = 16,384, not 512)
+# faster than at C = 32 on the current kernels? (Last measured in docs/CHUNKED.md 8.14 with the v4 pass.)
+# Question 2: where the gate prep, state prep and steps kernels spend their instructions (Nsight Compute by source line).
+# Binaries: bench_chunked built with -lineinfo (`cmake -S gpu/standalone -B build-prof -DCMAKE_BUILD_TYPE=Release
+# -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS=-lineinfo -DVLA_EIGEN_DIR=/usr/include/eigen3 && cmake --build
+# build-prof --target bench_chunked`), test_gpu_chunked_cuda from build-focus-L512 (the same tree, no -lineinfo).
+# Quick scan tests (both chunk sizes are among their cases); focus at C = 32 and 64 alternating, three rounds;
+# causal bf16 SDPA twice; issue 8's table of each chunk size; ncu of three kernels; every scan case with the
+# sanitizers where time allows.
+set -u
+. bench/gpu/call_steps.sh
+call_setup s19a
+quick E
+N=1; focus E E:64; sdpa
+N=2; focus E:64 E; sdpa
+N=3; focus E E:64
+table E E64
+for k in prep_kernel state_prep steps_warp; do
+  [ $((SECONDS - t0)) -gt 330 ] && { stamp "no more profiles (time)"; break; }
+  stamp "ncu $k"
+  timeout 100 ncu --clock-control none --set full --import-source yes -k regex:$k --launch-count 1 -o /tmp/$k "$B/bench_chunked_E" --profile > "$L/ncu_$k.log" 2>&1
+  echo "ncu exit $?"; tail -1 "$L/ncu_$k.log"
+  ncu -i /tmp/$k.ncu-rep --page details > "$L/details_$k.txt" 2>&1
+  ncu -i /tmp/$k.ncu-rep --page source --csv --print-source cuda,sass > /tmp/lines_$k.csv 2>/dev/null
+  python3 bench/gpu/ncu_source_lines.py /tmp/lines_$k.csv --top 40 > "$L/lines_$k.txt" 2>&1
+  grep -E "Duration|Issue Slots Busy|Executed Instructions  |No Eligible|Eligible Warps|Achieved Occupancy|Registers Per" "$L/details_$k.txt" | head -8
+  save
+done
+if [ $((SECONDS - t0)) -gt 380 ]; then stamp "no every-case run (time)"; stamp done; exit 0; fi
+every E san
+stamp done
