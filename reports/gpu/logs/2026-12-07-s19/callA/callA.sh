@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# NOT RUN: no machine started for it (six attempts); call B asked its first question with the wide readout beside it.
 # Session 19, call A: E = the tree of HEAD with bench_chunked's --chunk (the focus at C = 64) and its table of the v6
 # pass by block shape. Question 1: is chunked-scan-bf16 at C = 64 (256 chunk steps in the pass at T = 16,384, not 512)
 # faster than at C = 32 on the current kernels? (Last measured in docs/CHUNKED.md 8.14 with the v4 pass.)
