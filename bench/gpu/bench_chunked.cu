@@ -322,6 +322,7 @@ int main(int argc, char** argv) {
   const char* csv_path = nullptr;
   bool quick = false, scan_only = false, breakdown = false, profile = false, fold = false, scaling = false, focus_only = false;
   int focus_chunk = 32;
+  bool chunk_given = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -333,6 +334,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--focus")) focus_only = true;
     else if (!std::strcmp(argv[i], "--chunk") && i + 1 < argc) {
       focus_chunk = std::atoi(argv[++i]);
+      chunk_given = true;
       if (focus_chunk != 32 && focus_chunk != 64) {
         std::fprintf(stderr, "bench_chunked: --chunk takes 32 or 64 (the scan form's chunk sizes), not '%s'\n", argv[i]);
         return 2;
@@ -342,6 +344,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_chunked: unknown argument '%s'\n", argv[i]);
       return 2;
     }
+  }
+  if (chunk_given && !focus_only) {
+    std::fprintf(stderr, "bench_chunked: --chunk applies to --focus only\n");
+    return 2;
   }
   try {
     cudaDeviceProp prop{};

@@ -7,6 +7,7 @@
 #   focus V...         `bench_chunked --focus` of each V into $L/focus_V_$N.log (N: the round, set by the caller);
 #                      V:64 runs V's binary with --chunk 64 into $L/focus_V64_$N.log
 #   sdpa               causal bf16 SDPA at the same shapes into $L/sdpa_$N.log
+#   rounds A B [S]     focus A B, SDPA, focus B A, SDPA, focus A B (the third only before S seconds, where given)
 #   w16 V N            the whole scan at B = 1, H = 16, T = 16,384 from round N's focus log of V
 #   every V [san]      every scan case of V, 12 shards, with (san) memcheck, racecheck and initcheck beside
 #   carried V          the quick tests of the carried chunked kinds of V
@@ -56,6 +57,14 @@ focus() {
     stamp "focus $V"; timeout 100 "$B/bench_chunked_$bin" --focus $args > "$L/focus_${name}_$N.log" 2>&1; grep "^| 1 \|^| 8 " "$L/focus_${name}_$N.log"
   done
   save
+}
+
+# Three focus rounds of the builds A and B (either may be V:64), the order alternating, with SDPA after the first two;
+# the third round only while the call has run under $3 seconds, where given.
+rounds() {
+  N=1; focus "$1" "$2"; sdpa
+  N=2; focus "$2" "$1"; sdpa
+  if [ -z "${3:-}" ] || [ $((SECONDS - t0)) -lt "$3" ]; then N=3; focus "$1" "$2"; fi
 }
 
 sdpa() { stamp SDPA; (cd bench/gpu && timeout 150 python3 sdpa_chunked_shapes.py) > "$L/sdpa_$N.log" 2>&1; grep "^|\|torch" "$L/sdpa_$N.log"; save; }

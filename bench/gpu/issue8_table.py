@@ -11,8 +11,8 @@ Prints issue 8's table (Markdown) with each target's verdict computed from the r
 * T = 65,536 (B = 1, H = 16): the fused bf16 kernel at least 5 times the scan's time, judged on the worst pair
   (the fastest fused run against the slowest scan run).
 * B = 8, H = 128, T = 4,096: throughput (head-tokens/s) of the scan, the fused kernel and SDPA; no target.
-Every focus log must be of one chunk size C (printed with the table). Every log must name the same device (the focus logs' "device:" line, the SDPA logs' torch line): timings of
-different cards are never compared. A missing shape, an unreadable log or mixed devices is an error (exit 2) that
+Every focus log must be of one chunk size C (printed with the table). Every log must name the same device (the
+focus logs' "device:" line, the SDPA logs' torch line): timings of different cards are never compared. A missing shape, an unreadable log or mixed devices is an error (exit 2) that
 names the file, and nothing is printed to stdout.
 """
 import argparse
@@ -119,14 +119,15 @@ def span(xs, fmt="{:.4g}"):
 
 
 def decide(focus_paths, sdpa_paths):
+    parsed = {p: parse_focus(p) for p in focus_paths}  # path: (device, C, rows), each log read once
     chunks = {}
-    for p in focus_paths:
-        chunks.setdefault(parse_focus(p)[1], p)
+    for p, (_, c, _) in parsed.items():
+        chunks.setdefault(c, p)
     if len(chunks) > 1:
         (c1, p1), (c2, p2) = list(chunks.items())[:2]
         raise LogError(f"{p2}: C = {c2}, but {p1} ran C = {c1}: one table is one build at one chunk size")
     chunk = next(iter(chunks))
-    fdev, focus = gather(focus_paths, lambda p: (lambda d, c, rows: (d, rows))(*parse_focus(p)))
+    fdev, focus = gather(focus_paths, lambda p: (parsed[p][0], parsed[p][2]))
     sdev, sdpa = gather(sdpa_paths, parse_sdpa)
     if fdev != sdev:
         raise LogError(f"the focus logs ran on {fdev!r} and the SDPA logs on {sdev!r}: timings of different cards are not compared")

@@ -14,9 +14,7 @@ set -u
 . bench/gpu/call_steps.sh
 call_setup s19a
 quick E
-N=1; focus E E:64; sdpa
-N=2; focus E:64 E; sdpa
-N=3; focus E E:64
+rounds E E:64
 table E E64
 for k in prep_kernel state_prep steps_warp; do
   [ $((SECONDS - t0)) -gt 330 ] && { stamp "no more profiles (time)"; break; }

@@ -11,9 +11,7 @@ set -u
 . bench/gpu/call_steps.sh
 call_setup s19b
 quick W
-N=1; focus W W:64; sdpa
-N=2; focus W:64 W; sdpa
-N=3; focus W W:64
+rounds W W:64
 table W W64
 grep -h -A5 'readout kernels' "$L"/focus_W_*.log "$L"/focus_W64_*.log | grep '^| B='
 if [ $((SECONDS - t0)) -gt 380 ]; then stamp "no every-case run (time)"; stamp done; exit 0; fi

@@ -12,9 +12,7 @@ set -u
 . bench/gpu/call_steps.sh
 call_setup s19c
 quick E; quick P4; same E P4
-N=1; focus E P4; sdpa
-N=2; focus P4 E; sdpa
-if [ $((SECONDS - t0)) -lt 90 ]; then N=3; focus E P4; fi
+rounds E P4 90
 table E P4
 grep -h -A4 'pass alone' "$L"/focus_E_*.log | grep '^| B='
 if [ $((SECONDS - t0)) -gt 100 ]; then stamp "no every-case run (time)"; stamp done; exit 0; fi
