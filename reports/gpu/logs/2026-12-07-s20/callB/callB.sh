@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 20, call B (H200 wanted; replaces call A, which no machine started for). Builds (build-call/s20b.tar.xz):
+#   E   = HEAD's kernels (bd21bd6; bench_chunked built with -lineinfo, the same code), from session 19's s19c;
+#   F   = E with the state prep's forward substitution in registers at C <= 32, D >= 64 (scan_prep_core.cuh,
+#         docs/CHUNKED.md 8.41): the same FMAs in the same order, 168 shared-memory loads a column instead of 288;
+#   G   = F with the state prep's T product on an 8 x 16 thread grid (6 wavefronts a warp and four columns, not 8);
+#   GP4 = G with state_config's v6 pass at 4 warps a block below 64 heads (reports/gpu/patches/2026-12-07-pass-four-warps.patch).
+# Questions: (1) issue 8's table on the shipped kernels (the T = 16,384 target); (2) are F's and G's state preps
+# faster, with the same bits (quick lines equal E's); (3) does GP4's pass move the bits, within the error model, and
+# is the whole scan faster (E's focus also times the pass alone at 4 and 8 warps); (4) every scan case of GP4 with
+# the sanitizers; (5) where the gate prep (E, -lineinfo) and G's state prep spend their instructions and wavefronts.
+set -u
+. bench/gpu/call_steps.sh
+call_setup s20b
+quick E; quick F; quick G; quick GP4; same E F; same E G; same E GP4
+N=1; focus E F G GP4; sdpa
+N=2; focus GP4 G F E; sdpa
+if [ $((SECONDS - t0)) -lt 300 ]; then N=3; focus F E GP4 G; fi
+table E F G GP4
+grep -h -A4 'pass alone' "$L"/focus_E_*.log | grep '^| B='
+every GP4 san
+for kv in prep_kernel:E state_prep:G; do
+  k=${kv%:*}; V=${kv#*:}
+  [ $((SECONDS - t0)) -gt 440 ] && { stamp "no more profiles (time)"; break; }
+  stamp "ncu $k of $V"
+  timeout 80 ncu --clock-control none --set full --import-source yes -k regex:$k --launch-count 1 -o /tmp/$k "$B/bench_chunked_$V" --profile > "$L/ncu_$k.log" 2>&1
+  echo "ncu exit $?"; tail -1 "$L/ncu_$k.log"
+  ncu -i /tmp/$k.ncu-rep --page details > "$L/details_$k.txt" 2>&1
+  ncu -i /tmp/$k.ncu-rep --page source --csv --print-source cuda,sass > /tmp/lines_$k.csv 2>/dev/null
+  python3 bench/gpu/ncu_source_lines.py /tmp/lines_$k.csv --top 40 > "$L/lines_$k.txt" 2>&1
+  grep -E "Duration|Issue Slots Busy|Executed Instructions  |No Eligible|Eligible Warps|Achieved Occupancy|Registers Per|L1/TEX Hit|Mem Pipes Busy" "$L/details_$k.txt" | head -10
+  save
+done
+stamp done
