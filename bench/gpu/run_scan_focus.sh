@@ -16,8 +16,9 @@
 # file, $OUT/scan-focus-logs.tar, for a runner that returns few files), BUILD_ONLY=1 (build the
 # variants into $OUT/bin and stop: a PREBUILT folder made where nvcc is but no GPU).
 # A variant may be a patch: NAME=patch:FILE builds a copy of the tree (without its build folders) with
-# FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/; NAME=MACROS,patch:FILE
-# builds that copy with the macros too. TEST_TIMEOUT and SAN_TIMEOUT (seconds, default 300 and 150): each test shard's
+# FILE applied (patch -p1), e.g. the prepared patches in reports/gpu/patches/; NAME=patch:FILE1+FILE2 applies
+# several in that order (a patch prepared on top of another); NAME=MACROS,patch:FILE builds that copy with the
+# macros too. TEST_TIMEOUT and SAN_TIMEOUT (seconds, default 300 and 150): each test shard's
 # and each sanitizer job's limit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,7 +52,10 @@ for v in $variants; do
         copy=$(mktemp -d); copies+=("$copy"); src=$copy/tree
         mkdir -p "$src"
         tar cf - --exclude='./build*' --exclude=./.git --exclude=./reports/gpu/logs . | tar xf - -C "$src"
-        if ! patch -d "$src" -p1 --batch --quiet < "$pfile"; then echo "variant $name: $pfile does not apply"; exit 1; fi
+        IFS=+ read -ra pfiles <<< "$pfile"
+        for pf in "${pfiles[@]}"; do
+          if ! patch -d "$src" -p1 --batch --quiet < "$pf"; then echo "variant $name: $pf does not apply"; exit 1; fi
+        done
       fi
       stamp "build $tg ($name: $label)"
       if ! { cmake -S "$src/gpu/standalone" -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${defs[@]}" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN: no machine started for it (see call B, which took its place with one more build).
+# NOT RUN: no machine started for it; call B took its place with one more build (G) and did not run either.
 # Session 20, call A (H200 wanted). Builds (build-call/s20a.tar.xz):
 #   E  = HEAD's kernels (bd21bd6; bench_chunked built with -lineinfo, the same code), from session 19's s19c;
 #   P4 = E with state_config's v6 pass at 4 warps a block below 64 heads (D = 64) instead of 8

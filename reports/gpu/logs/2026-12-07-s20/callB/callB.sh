@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# NOT RUN: no machine started for it (session 20: every start attempt failed; docs/CHUNKED.md 8.41).
 # Session 20, call B (H200 wanted; replaces call A, which no machine started for). Builds (build-call/s20b.tar.xz):
 #   E   = HEAD's kernels (bd21bd6; bench_chunked built with -lineinfo, the same code), from session 19's s19c;
 #   F   = E with the state prep's forward substitution in registers at C <= 32, D >= 64 (scan_prep_core.cuh,
@@ -15,10 +16,10 @@ call_setup s20b
 quick E; quick F; quick G; quick GP4; same E F; same E G; same E GP4
 N=1; focus E F G GP4; sdpa
 N=2; focus GP4 G F E; sdpa
-if [ $((SECONDS - t0)) -lt 300 ]; then N=3; focus F E GP4 G; fi
 table E F G GP4
 grep -h -A4 'pass alone' "$L"/focus_E_*.log | grep '^| B='
 every GP4 san
+if [ $((SECONDS - t0)) -lt 330 ]; then N=3; focus F E GP4 G; table E F G GP4; fi
 for kv in prep_kernel:E state_prep:G; do
   k=${kv%:*}; V=${kv#*:}
   [ $((SECONDS - t0)) -gt 440 ] && { stamp "no more profiles (time)"; break; }
