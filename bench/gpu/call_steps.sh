@@ -12,6 +12,8 @@
 #   every V [san]      every scan case of V, 12 shards, with (san) memcheck, racecheck and initcheck beside
 #   carried V          the quick tests of the carried chunked kinds of V
 #   table V...         issue 8's table of each V from all its focus rounds and every SDPA log (issue8_table.py)
+#   profile V K [S]    Nsight Compute (--set full) on one launch of kernel K in `bench_chunked_V --profile`, under
+#                      timeout S (default 90): $L/details_K.txt and $L/lines_K.txt (source lines by stall samples)
 # Every step adds its logs to $O/logs.tar (the only file the call brings back), so a call cut short keeps them.
 
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
@@ -101,5 +103,17 @@ table() {
     python3 bench/gpu/issue8_table.py --focus "$L/focus_${V}_"*.log --sdpa "$L"/sdpa_*.log > "$L/issue8_table_$V.md" 2>&1
     echo "== issue 8 table of $V (exit $?)"; cat "$L/issue8_table_$V.md"
   done
+  save
+}
+
+profile() {
+  local V=$1 k=$2
+  stamp "ncu $k of $V"
+  timeout "${3:-90}" ncu --clock-control none --set full --import-source yes -k "regex:$k" --launch-count 1 -o "/tmp/$k" "$B/bench_chunked_$V" --profile > "$L/ncu_$k.log" 2>&1
+  echo "ncu exit $?"; tail -1 "$L/ncu_$k.log"
+  ncu -i "/tmp/$k.ncu-rep" --page details > "$L/details_$k.txt" 2>&1
+  ncu -i "/tmp/$k.ncu-rep" --page source --csv --print-source cuda,sass > "/tmp/lines_$k.csv" 2>/dev/null
+  python3 bench/gpu/ncu_source_lines.py "/tmp/lines_$k.csv" --top 40 > "$L/lines_$k.txt" 2>&1
+  grep -E "Duration|Issue Slots Busy|Executed Instructions  |No Eligible|Eligible Warps|Achieved Occupancy|Registers Per|L1/TEX Hit|Mem Pipes Busy" "$L/details_$k.txt" | head -10
   save
 }

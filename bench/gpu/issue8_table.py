@@ -12,8 +12,8 @@ Prints issue 8's table (Markdown) with each target's verdict computed from the r
   (the fastest fused run against the slowest scan run).
 * B = 8, H = 128, T = 4,096: throughput (head-tokens/s) of the scan, the fused kernel and SDPA; no target.
 Every focus log must be of one chunk size C (printed with the table). Every log must name the same device (the
-focus logs' "device:" line, the SDPA logs' torch line): timings of different cards are never compared. A missing shape, an unreadable log or mixed devices is an error (exit 2) that
-names the file, and nothing is printed to stdout.
+focus logs' "device:" line, the SDPA logs' torch line): timings of different cards are never compared. A missing
+shape, an unreadable log or mixed devices is an error (exit 2) that names the file, and nothing is printed to stdout.
 """
 import argparse
 import re

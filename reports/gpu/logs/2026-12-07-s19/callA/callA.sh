@@ -18,14 +18,7 @@ rounds E E:64
 table E E64
 for k in prep_kernel state_prep steps_warp; do
   [ $((SECONDS - t0)) -gt 330 ] && { stamp "no more profiles (time)"; break; }
-  stamp "ncu $k"
-  timeout 100 ncu --clock-control none --set full --import-source yes -k regex:$k --launch-count 1 -o /tmp/$k "$B/bench_chunked_E" --profile > "$L/ncu_$k.log" 2>&1
-  echo "ncu exit $?"; tail -1 "$L/ncu_$k.log"
-  ncu -i /tmp/$k.ncu-rep --page details > "$L/details_$k.txt" 2>&1
-  ncu -i /tmp/$k.ncu-rep --page source --csv --print-source cuda,sass > /tmp/lines_$k.csv 2>/dev/null
-  python3 bench/gpu/ncu_source_lines.py /tmp/lines_$k.csv --top 40 > "$L/lines_$k.txt" 2>&1
-  grep -E "Duration|Issue Slots Busy|Executed Instructions  |No Eligible|Eligible Warps|Achieved Occupancy|Registers Per" "$L/details_$k.txt" | head -8
-  save
+  profile E $k 100
 done
 if [ $((SECONDS - t0)) -gt 380 ]; then stamp "no every-case run (time)"; stamp done; exit 0; fi
 every E san

@@ -21,15 +21,7 @@ grep -h -A4 'pass alone' "$L"/focus_E_*.log | grep '^| B='
 every GP4 san
 if [ $((SECONDS - t0)) -lt 330 ]; then N=3; focus F E GP4 G; table E F G GP4; fi
 for kv in prep_kernel:E state_prep:G; do
-  k=${kv%:*}; V=${kv#*:}
   [ $((SECONDS - t0)) -gt 440 ] && { stamp "no more profiles (time)"; break; }
-  stamp "ncu $k of $V"
-  timeout 80 ncu --clock-control none --set full --import-source yes -k regex:$k --launch-count 1 -o /tmp/$k "$B/bench_chunked_$V" --profile > "$L/ncu_$k.log" 2>&1
-  echo "ncu exit $?"; tail -1 "$L/ncu_$k.log"
-  ncu -i /tmp/$k.ncu-rep --page details > "$L/details_$k.txt" 2>&1
-  ncu -i /tmp/$k.ncu-rep --page source --csv --print-source cuda,sass > /tmp/lines_$k.csv 2>/dev/null
-  python3 bench/gpu/ncu_source_lines.py /tmp/lines_$k.csv --top 40 > "$L/lines_$k.txt" 2>&1
-  grep -E "Duration|Issue Slots Busy|Executed Instructions  |No Eligible|Eligible Warps|Achieved Occupancy|Registers Per|L1/TEX Hit|Mem Pipes Busy" "$L/details_$k.txt" | head -10
-  save
+  profile "${kv#*:}" "${kv%:*}" 80
 done
 stamp done
