@@ -124,11 +124,18 @@ struct PrepPlan {
   // (row stride = 4 or 8 banks mod 32, a multiple of 16 bytes for cp.async).
   static constexpr int PAD = TPS * int(sizeof(In)) > 16 ? TPS * int(sizeof(In)) : 16;
   static constexpr int ROWB = D * int(sizeof(In)) + PAD, TILE = C * ROWB;  // bytes: one raw row, one chunk's rows of q, k or u
-  // u (for the Gram) and phi(k) (for sigma) as floats, stride = 8 or 24 (mod 32): the four steps of a
-  // DMMA fragment, and the four steps of a feature store, hit distinct banks.
-  static constexpr int LDU = D + 8;
+  // phi(k) (for sigma) and phi(q) as floats, stride = 8 or 24 (mod 32): the four steps of a feature
+  // store hit distinct banks. u (for the Gram) as doubles, converted once where it is stored rather
+  // than in every DMMA fragment that reads it (each entry is read by up to D/8 tiles' fragments: ~10
+  // quarter-rate conversions a lane and k-block at D = 64, against 8 a lane and chunk), stride = 4
+  // (mod 16) doubles: each half-warp's fragment load (4 steps x 4 consecutive doubles) in distinct banks.
+  // The gate prep 2% faster (H100, reports/gpu/2026-12-07-h100-pass-kt-ahead-gram-double.md), the same bits;
+  // shared memory still allows four blocks an SM for bf16 inputs with u = k^ (three, not four, with a given u).
+  static constexpr int LDU = D + 8, LDUD = D + 4;
   static constexpr int TD = D / 8, TILES = TD * (TD + 1) / 2, TPW = (TILES + NW - 1) / NW;  // Gram tiles, per warp
-  static int bytes(bool u_loaded) { return 2 * (u_loaded ? 3 : 2) * TILE + 3 * C * LDU * int(sizeof(float)); }
+  static int bytes(bool u_loaded) {
+    return 2 * (u_loaded ? 3 : 2) * TILE + C * LDUD * int(sizeof(double)) + 2 * C * LDU * int(sizeof(float));
+  }
   static_assert(NT % C == 0 && D % TPS == 0 && D * int(sizeof(In)) % 16 == 0 && C % 4 == 0, "prep tiles");
 };
 
@@ -138,15 +145,15 @@ template <class Prec, int D, int C>
 __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g) {
   using Pl = PrepPlan<Prec, D, C>;
   using In = typename Pl::In;
-  constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, TPW = Pl::TPW, P = packed_size(D);
+  constexpr int TPS = Pl::TPS, PER = Pl::PER, LDU = Pl::LDU, LDUD = Pl::LDUD, TPW = Pl::TPW, P = packed_size(D);
   const int SEG = segment_chunks(g);
   extern __shared__ __align__(16) unsigned char prep_smem[];
   const Scratch sc = scratch_of(g);
   const int seg = blockIdx.x, bh = blockIdx.y, b = bh / g.H, h = bh % g.H, N = n_chunks(g.T, C), NS = n_segments(g);
   const int tid = threadIdx.x, tl = tid / TPS, s = tid % TPS, warp = tid / 32, lane = tid % 32;
   const int nraw = g.u ? 3 : 2;  // raw tiles per stage: q, k (and u where given)
-  float* su = reinterpret_cast<float*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDU] u of the chunk, 0 past len
-  float* sphik = su + C * LDU;                                            // [C][LDU] phi(k) of the chunk
+  double* su = reinterpret_cast<double*>(prep_smem + 2 * nraw * Pl::TILE);  // [C][LDUD] u of the chunk, 0 past len
+  float* sphik = reinterpret_cast<float*>(su + C * LDUD);                  // [C][LDU] phi(k) of the chunk
   float* sphiq = sphik + C * LDU;                                         // [C][LDU] phi(q) of the chunk (the den split)
   const int c_begin = seg * SEG, c_end = min(N, c_begin + SEG);
   auto row_of = [&](int t) { return ((std::size_t(b) * g.T + t) * g.H + h) * D; };  // element offset of step t
@@ -221,7 +228,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
     for (int m = 0; m < PER; ++m) {
       const int d = s + TPS * m;
       if (in && sc.u) sc.u[o + d] = uu[m];
-      su[tl * LDU + d] = uu[m];
+      su[tl * LDUD + d] = static_cast<double>(uu[m]);
     }
     __syncthreads();  // su, sphik complete
     // sigma_c = sum of the chunk's phi(k), steps in order (the last warps: they hold the fewest Gram tiles).
@@ -242,10 +249,10 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
     const int g8 = lane / 4, q4 = lane % 4;
 #pragma unroll 2
     for (int kb = 0; kb < (len + 3) / 4; ++kb) {
-      const float* rowp = su + (4 * kb + q4) * LDU + g8;
+      const double* rowp = su + (4 * kb + q4) * LDUD + g8;
 #pragma unroll
       for (int j = 0; j < TPW; ++j)
-        if (tile[j] >= 0) dmma_884(acc[j], double(rowp[tile[j] & 255]), double(rowp[tile[j] >> 8]));
+        if (tile[j] >= 0) dmma_884(acc[j], rowp[tile[j] & 255], rowp[tile[j] >> 8]);
     }
     if (g.out.den) {
       __syncthreads();  // the products L_t,d phi(q_t)_d complete (the next chunk's fill follows the loop's barrier)

@@ -91,32 +91,64 @@ __device__ __forceinline__ void prep_chunk_core(float* As, float* Ks, float* Vs,
   __syncthreads();
 
   // Forward substitution, one column of K or of V per thread (2 D columns: every
-  // thread busy at D = 64): x_t = x_t - sum_{i<t} x_i T(i,t), i in order. Eight
-  // steps at a time: the terms i < tb for x_tb..x_tb+7 (two float4 loads of
-  // T(i, tb..tb+7) for their eight FMAs), then the terms tb <= i < t; for each x_t
-  // that is the same sequence of FMAs as one step at a time.
-  for (int col = threadIdx.x; col < 2 * D; col += NT) {
-    float* X = col < D ? Ks : Vs;  // warp-uniform at D >= 32
-    const int j = col < D ? col : col - D;
-    for (int tb = 0; tb < cc; tb += 8) {
-      float x[8];
+  // thread busy at D = 64): x_t = x_t - sum_{i<t} x_i T(i,t), i in order.
+  if constexpr (C <= 32 && 2 * D >= NT) {
+    // The column whole in registers (C <= 32: within the prep's 64-register bound; at 2 D < NT,
+    // i.e. D <= 32 in the state prep, ptxas spills 28 bytes, so those keep the loop below), i outer:
+    // row i of T as float4 pieces from the one holding T(i, i + 1) (each piece a broadcast feeding
+    // four FMAs a lane), and no shared-memory load of x_i at all. At C = 32 a column's shared-memory
+    // loads fall from 288 (the loop below) to 168 (32 of x, 136 of T): the state prep 3% faster at
+    // D = 64 (H100, reports/gpu/2026-12-07-h100-state-prep-pass.md). Each x_t's FMAs are the same
+    // sequence as one step at a time (i ascending, fmaf(-T(i,t), x_i, x_t)): the same bits. Rows past
+    // cc: zeros or anything, read but never stored, and x_t for t < cc uses only rows i < t.
+    for (int col = threadIdx.x; col < 2 * D; col += NT) {
+      float* X = col < D ? Ks : Vs;  // warp-uniform at D >= 32
+      const int j = col < D ? col : col - D;
+      float x[C];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
-#pragma unroll 2
-      for (int i = 0; i < tb; ++i) {
-        const float xi = X[i * LD + j];
-        float tv[8];
-        lds<8>(tv, Tm + i * LT + tb);
+      for (int t = 0; t < C; ++t) x[t] = X[t * LD + j];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] = fmaf(-tv[k], xi, x[k]);
+      for (int i = 0; i < C - 1; ++i) {
+#pragma unroll
+        for (int p = (i + 1) / 4; p < C / 4; ++p) {
+          float tq[4];
+          lds<4>(tq, Tm + i * LT + 4 * p);
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (4 * p + e > i) x[4 * p + e] = fmaf(-tq[e], x[i], x[4 * p + e]);
+        }
       }
 #pragma unroll
-      for (int k = 1; k < 8; ++k)
+      for (int t = 0; t < C; ++t)
+        if (t < cc) X[t * LD + j] = x[t];
+    }
+  } else {
+    // C = 64 (the column does not fit the registers), or few columns. Eight steps at a time: the terms i < tb for
+    // x_tb..x_tb+7 (two float4 loads of T(i, tb..tb+7) for their eight FMAs), then the terms
+    // tb <= i < t; for each x_t that is the same sequence of FMAs as one step at a time.
+    for (int col = threadIdx.x; col < 2 * D; col += NT) {
+      float* X = col < D ? Ks : Vs;  // warp-uniform at D >= 32
+      const int j = col < D ? col : col - D;
+      for (int tb = 0; tb < cc; tb += 8) {
+        float x[8];
 #pragma unroll
-        for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
+        for (int k = 0; k < 8; ++k) x[k] = X[(tb + k) * LD + j];  // rows past cc are zeros, never stored
+#pragma unroll 2
+        for (int i = 0; i < tb; ++i) {
+          const float xi = X[i * LD + j];
+          float tv[8];
+          lds<8>(tv, Tm + i * LT + tb);
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
+          for (int k = 0; k < 8; ++k) x[k] = fmaf(-tv[k], xi, x[k]);
+        }
+#pragma unroll
+        for (int k = 1; k < 8; ++k)
+#pragma unroll
+          for (int i = 0; i < k; ++i) x[k] = fmaf(-Tm[(tb + i) * LT + tb + k], x[i], x[k]);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          if (tb + k < cc) X[(tb + k) * LD + j] = x[k];
+      }
     }
   }
   __syncthreads();

@@ -1267,7 +1267,11 @@ StateConfig state_config(int B, int H, int D, int C) {
     const bool few_heads = static_cast<long long>(B) * H < 64;
     StateConfig cfg = state_config_pass(B, H, D, C, false);
     cfg.dmma = few_heads ? 1 : 2;
-    cfg.dmma_warps = few_heads && D >= 64 ? 8 : 4;
+    // 4 warps a block (r's product not split over S's columns at C = 32): the pass alone
+    // 0.396-0.397 ms against 0.402-0.403 with 8 warps at B = 1, H = 16, T = 16,384, and 1.559-1.563
+    // against 1.582-1.587 at T = 65,536 (H100, 2026-12-07, reports/gpu/2026-12-07-h100-state-prep-pass.md);
+    // 8.13's 8-warp choice was measured before the pass's conversions left its chain (8.34).
+    cfg.dmma_warps = 4;
     cfg.stages = 3;
     // Not the folded readout (StateConfig::fused_readout): correct but slower where measured
     // (H100, 2026-12-05, reports/gpu/2026-12-05-h100-steps-4x16-folded-readout.md: the stage

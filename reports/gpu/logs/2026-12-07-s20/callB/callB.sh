@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN: no machine started for it (session 20: every start attempt failed; docs/CHUNKED.md 8.41).
+# Run in session 21 (2026-12-07, H100): logs in reports/gpu/logs/2026-12-07-s21/callB/, report
+# reports/gpu/2026-12-07-h100-state-prep-pass.md. (Session 20 prepared it; no machine started then.)
 # Session 20, call B (H200 wanted; replaces call A, which no machine started for). Builds (build-call/s20b.tar.xz):
 #   E   = HEAD's kernels (bd21bd6; bench_chunked built with -lineinfo, the same code), from session 19's s19c;
 #   F   = E with the state prep's forward substitution in registers at C <= 32, D >= 64 (scan_prep_core.cuh,
