@@ -1292,7 +1292,11 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       Ns[lane] = group_norm<1, float>(s2, s2l);  // a step's whole sums in one lane: no butterfly
     }
     __syncwarp();  // the norms
-#pragma unroll 1
+    // Four steps' loads, divisions and stores in flight: one at a time, this loop held 23% of the
+    // kernel's stall samples for 8% of its instructions (ncu, H100). Unrolled by 4 the steps kernel
+    // takes 0.281-0.284 ms against 0.292-0.300 at B = 1, H = 16, T = 16,384 (by 8: 0.300-0.302, with
+    // more spills); the same divisions, so the same bits (reports/gpu/2026-12-07-h100-steps-output-unroll.md).
+#pragma unroll 4
     for (int t = 0; t < len; ++t) {
       float* out = g.out.gate + row_of(t0 + t);
       for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[Pl::wrow(t, j)] / Ns[t] : Ws[Pl::wrow(t, j)];
