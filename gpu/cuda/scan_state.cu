@@ -778,6 +778,14 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   static_assert(NT >= D, "a thread an entry of n_c");
   const bool nsplit = ratio && p.in.nsum;
   const float ncv = nsplit && tid < D ? __ldg(p.in.nsum + (static_cast<std::size_t>(bh) * n_chunks + c) * D + tid) : 0.0f;
+  // The den phase's input of the thread's step likewise (TPD threads a step, one step each where NT / TPD >= C):
+  // loaded after that phase's dot products, it was a dependent round trip there (3.5% of the readout's stall
+  // samples on that line, ncu on an H100). The same value: the same bits; the readout 0.234-0.237 ms against
+  // 0.243 at B = 1, H = 16, T = 16,384 (H100, docs/CHUNKED.md 8.44).
+  constexpr int TPD = NT >= C ? NT / C : 1;
+  constexpr bool kDenFirst = NT / TPD >= C;
+  const int t_den = tid / TPD;
+  const float den_in = kDenFirst && ratio && t_den < cc ? __ldg(p.in.den + row_index(b, t0 + t_den, h, T, H)) : 0.0f;
   {
     constexpr int Q = D / 4;
     const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
@@ -816,7 +824,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   // denominators.
   __syncthreads();  // Qs and Ns complete
   {
-    constexpr int TPD = NT >= C ? NT / C : 1, DP = D / TPD;
+    constexpr int DP = D / TPD;
     static_assert(TPD <= 32 && 32 % TPD == 0 && D % TPD == 0, "a step's threads in one warp");
     const int part = tid % TPD;
     for (int t = tid / TPD; t < C; t += NT / TPD) {  // warp-uniform trip count: NT / TPD divides C or exceeds it
@@ -832,9 +840,9 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
         }
 #pragma unroll
         for (int m = 1; m < TPD; m *= 2) acc += __shfl_xor_sync(kAll, acc, m);
-        if (t < cc) den = core::readout_den(acc + p.in.den[row_index(b, t0 + t, h, T, H)], p.den_floor);
+        if (t < cc) den = core::readout_den(acc + (kDenFirst ? den_in : p.in.den[row_index(b, t0 + t, h, T, H)]), p.den_floor);
       } else if (ratio && t < cc) {
-        den = p.in.den[row_index(b, t0 + t, h, T, H)];
+        den = kDenFirst ? den_in : p.in.den[row_index(b, t0 + t, h, T, H)];
       }
       if (part == 0) Ds[t] = den;
     }
