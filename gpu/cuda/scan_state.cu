@@ -786,6 +786,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   constexpr bool kDenFirst = NT / TPD >= C;
   const int t_den = tid / TPD;
   const float den_in = kDenFirst && ratio && t_den < cc ? __ldg(p.in.den + row_index(b, t0 + t_den, h, T, H)) : 0.0f;
+  auto den_of = [&](int t) { return kDenFirst ? den_in : p.in.den[row_index(b, t0 + t, h, T, H)]; };  // step t < cc
   {
     constexpr int Q = D / 4;
     const float* rr = r_in + (static_cast<std::size_t>(bh) * nc_steps + t0) * D;
@@ -840,9 +841,9 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
         }
 #pragma unroll
         for (int m = 1; m < TPD; m *= 2) acc += __shfl_xor_sync(kAll, acc, m);
-        if (t < cc) den = core::readout_den(acc + (kDenFirst ? den_in : p.in.den[row_index(b, t0 + t, h, T, H)]), p.den_floor);
+        if (t < cc) den = core::readout_den(acc + den_of(t), p.den_floor);
       } else if (ratio && t < cc) {
-        den = kDenFirst ? den_in : p.in.den[row_index(b, t0 + t, h, T, H)];
+        den = den_of(t);
       }
       if (part == 0) Ds[t] = den;
     }
