@@ -752,13 +752,17 @@ TEST(ChunkedTwinFindings, StartFactorBoundIsInfiniteForAFailedPivotAndRefusesFro
 
 // The scan form with every solve of the UT transform recorded: the largest |entry| of its right-hand
 // sides (K, V) and of its results (Kt = K T^{-1}, Vt = V T^{-1}).
+// max_growth: the largest max |result| / max |right-hand side| of one solve (infinite where a result is not finite).
 struct RecordingStateSolve : ref::ScanStructure {
-  static inline double max_rhs = 0, max_out = 0;
+  static inline double max_rhs = 0, max_out = 0, max_growth = 0;
+  static void reset() { max_rhs = max_out = max_growth = 0; }
   template <class M>
   static M state_solve(const M& Rhs, const M& AK) {
     const M x = ref::ChunkStructure::state_solve(Rhs, AK);
-    max_rhs = std::max(max_rhs, double(Rhs.cwiseAbs().maxCoeff()));
-    max_out = std::max(max_out, double(x.cwiseAbs().maxCoeff()));
+    const double in = double(Rhs.cwiseAbs().maxCoeff()), out = double(x.cwiseAbs().maxCoeff());
+    max_rhs = std::max(max_rhs, in);
+    max_out = std::max(max_out, out);
+    if (in > 0) max_growth = std::max(max_growth, x.allFinite() ? out / in : INFINITY);
     return x;
   }
 };
@@ -778,7 +782,7 @@ TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
     const int C = 64, L = ref::scan_segment_chunks(C, e.input.dims);
     const auto policy = ref::scan_state_policy(e.input.dims.Dk, C);
     const auto form = ref::kernel_scan_gate_form(e.input.has_u() || sc.opt.u_unit_scaled);
-    RecordingStateSolve::max_rhs = RecordingStateSolve::max_out = 0;
+    RecordingStateSolve::reset();
     const Outputs od = ref::to_outputs(ref::run_chunked_scan<double, double, RecordingStateSolve>(e.input, sc.opt, C, L, policy, form));
     const double rhs = RecordingStateSolve::max_rhs, out = RecordingStateSolve::max_out;
     const accuracy::Verdict vd = gate::judge(od, e).verdict;
@@ -792,23 +796,12 @@ TEST(ChunkedTwinFindings, UtTransformLeavesFloatsRange) {
   }
 }
 
-// The UT transform's growth on the gate's fuzz streams: for each chunk, max |Kt| / max |K| and max |Vt| / max |V|
-// (Kt = K T^{-1}, Vt = V T^{-1} as the float twin forms them; infinite where a result is not finite), the largest
-// over the stream, beside the twin's verdict (docs/FINDINGS.md item 9). The finding it holds: a refusal by that
+// The UT transform's growth on the gate's fuzz streams (RecordingStateSolve::max_growth): for each chunk,
+// max |Kt| / max |K| and max |Vt| / max |V| (Kt = K T^{-1}, Vt = V T^{-1} as the float twin forms them; infinite
+// where a result is not finite), the largest over the stream, beside the twin's verdict (docs/FINDINGS.md item 9). The finding it holds: a refusal by that
 // growth, at the bound where the float solve's error bound C u |T^{-1}| reaches 1, would refuse streams that the
 // twin computes inside the error model. T^{-1} grows past 1e16 on streams whose residuals still come out accurate
 // (measured 2026-12-07: 6 of 288 streams at or past the bound, all 6 passing).
-struct GrowthStateSolve : ref::ScanStructure {
-  static inline double worst = 0;
-  template <class M>
-  static M state_solve(const M& Rhs, const M& AK) {
-    const M x = ref::ChunkStructure::state_solve(Rhs, AK);
-    const double in = double(Rhs.cwiseAbs().maxCoeff()), out = x.allFinite() ? double(x.cwiseAbs().maxCoeff()) : INFINITY;
-    if (in > 0) worst = std::max(worst, out / in);
-    return x;
-  }
-};
-
 TEST(ChunkedTwinFindings, UtGrowthPastTheFloatSolvesReachOnStreamsThatPass) {
   gate::FuzzLimits lim;
   lim.max_T = 96;
@@ -822,17 +815,17 @@ TEST(ChunkedTwinFindings, UtGrowthPastTheFloatSolvesReachOnStreamsThatPass) {
     if (!ref::scan_unsupported(fc.opt).empty()) continue;
     const gate::Expected e = gate::expect(fc.stream, fc.opt, policy);
     if (!e.valid) continue;
-    GrowthStateSolve::worst = 0;
+    RecordingStateSolve::reset();
     std::string verdict;
     try {
-      const accuracy::Verdict v = gate::judge(gpu::run_scan_twin<GrowthStateSolve>(e.input, fc.opt, C, false), e).verdict;
+      const accuracy::Verdict v = gate::judge(gpu::run_scan_twin<RecordingStateSolve>(e.input, fc.opt, C, false), e).verdict;
       verdict = v.pass ? (v.beyond_nonfinite > 0 ? "pass (non-finite beyond range)" : "pass") : "FAIL";
     } catch (const core::StreamRefused&) {
       verdict = "refused (segment start)";
     }
     char b[64];
     std::snprintf(b, sizeof b, "0x%016llx ", static_cast<unsigned long long>(seed));
-    rows.push_back({GrowthStateSolve::worst, std::string(b) + fc.origin + " " + verdict});
+    rows.push_back({RecordingStateSolve::max_growth, std::string(b) + fc.origin + " " + verdict});
   }
   std::sort(rows.begin(), rows.end());
   std::printf("%zu streams in the scan form's domain; the 12 largest growths:\n", rows.size());
