@@ -201,6 +201,15 @@ int run(const RunArgs& a) {
     }
   }
 
+  // Inputs are finite (validate_stream), so a non-finite output is the implementation's or the
+  // recurrence's own overflow: said on stderr and in the file's metadata, never left to be found later.
+  // The file is still written (exit 0): it is what the implementation computed, and the place to look.
+  if (const NonFiniteOutputs nf = find_non_finite(out); nf.count > 0) {
+    meta["non_finite_outputs"] = std::to_string(nf.count);
+    meta["first_non_finite"] = nf.first;
+    std::cerr << "vla run: warning: " << a.impl << " wrote " << nf.count << " non-finite output value(s) from finite inputs; the first is "
+              << nf.first << "\n";
+  }
   io::save_outputs(a.output, out, meta, io::DType::F64, a.force);
   std::cout << "  wrote " << a.output << "\n";
   return kExitOk;

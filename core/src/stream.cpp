@@ -87,4 +87,31 @@ void check_ratio_readout_defined(const Stream& s, const Options& opt) {
   }
 }
 
+NonFiniteOutputs find_non_finite(const Outputs& out) {
+  const Dims& d = out.dims;
+  NonFiniteOutputs r;
+  // name(i): the tensor's index of its flat element i.
+  auto scan = [&](const std::vector<double>& x, const char* tensor, auto name) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::isfinite(x[i])) continue;
+      if (r.count++ == 0) r.first = std::string(tensor) + name(i) + " = " + std::to_string(x[i]);
+    }
+  };
+  // [B, H, R, C] (S: R = Dv, C = Dk; A: R = C = Dk).
+  auto matrix = [&](int R, int C) {
+    return [=](std::size_t i) {
+      const std::size_t c = i % C, r = i / C % R, h = i / C / R % d.H, b = i / C / R / d.H;
+      return "[b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", i=" + std::to_string(r) + ", j=" + std::to_string(c) + "]";
+    };
+  };
+  scan(out.o, "o", [&](std::size_t i) { return where(d, i, d.Dv); });
+  scan(out.S, "S", matrix(d.Dv, d.Dk));
+  scan(out.A, "A", matrix(d.Dk, d.Dk));
+  scan(out.state_norm, "state_norm", [&](std::size_t i) {
+    const std::size_t h = i % d.H, t = i / d.H % d.T, b = i / d.H / d.T;
+    return "[b=" + std::to_string(b) + ", t=" + std::to_string(t) + ", h=" + std::to_string(h) + "]";
+  });
+  return r;
+}
+
 }  // namespace vla

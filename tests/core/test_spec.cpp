@@ -97,3 +97,26 @@ TEST(Spec, ZeroRatioDenominatorIsRejectedUnlessFloored) {
   o.readout = Readout::raw;
   EXPECT_NO_THROW(check_ratio_readout_defined(s, o));
 }
+
+// find_non_finite counts every non-finite output and names the first by tensor and index, in the
+// order o, S, A, state_norm; finite outputs give nothing.
+TEST(Spec, NonFiniteOutputsAreCountedAndTheFirstNamed) {
+  Outputs out;
+  out.allocate(Dims{2, 3, 2, 4, 5}, true);
+  EXPECT_EQ(find_non_finite(out).count, 0u);
+  EXPECT_EQ(find_non_finite(out).first, "");
+  const Dims& d = out.dims;
+  out.S[((1 * d.H + 0) * d.Dv + 4) * d.Dk + 2] = std::numeric_limits<double>::infinity();  // S[b=1, h=0, i=4, j=2]
+  out.state_norm[(1 * d.T + 2) * d.H + 1] = std::nan("");                                   // state_norm[b=1, t=2, h=1]
+  NonFiniteOutputs nf = find_non_finite(out);
+  EXPECT_EQ(nf.count, 2u);
+  EXPECT_EQ(nf.first, "S[b=1, h=0, i=4, j=2] = inf");
+  out.o[d.off(0, 2, 1, d.Dv) + 3] = -std::numeric_limits<double>::infinity();  // o comes first
+  nf = find_non_finite(out);
+  EXPECT_EQ(nf.count, 3u);
+  EXPECT_EQ(nf.first, "o[b=0, t=2, h=1, d=3] = -inf");
+  out.o[d.off(0, 2, 1, d.Dv) + 3] = 0.0;
+  out.S[((1 * d.H + 0) * d.Dv + 4) * d.Dk + 2] = 0.0;
+  out.A[((0 * d.H + 1) * d.Dk + 3) * d.Dk + 0] = std::nan("");
+  EXPECT_EQ(find_non_finite(out).first, "A[b=0, h=1, i=3, j=0] = nan");
+}

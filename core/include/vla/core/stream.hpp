@@ -59,4 +59,14 @@ void validate_stream(const Stream& s, const Options& opt);
 // unless --readout raw or --den-floor makes the output defined.
 void check_ratio_readout_defined(const Stream& s, const Options& opt);
 
+// The non-finite values among a run's outputs (o, S, A, state_norm, in that order): how
+// many, and the first one named by tensor and index, e.g. "o[b=0, t=5, h=0, d=3] = nan"
+// (empty where there is none). validate_stream has already refused non-finite inputs, so
+// any found here came from the implementation or from the recurrence's own overflow.
+struct NonFiniteOutputs {
+  std::size_t count = 0;
+  std::string first;
+};
+NonFiniteOutputs find_non_finite(const Outputs& out);
+
 }  // namespace vla
