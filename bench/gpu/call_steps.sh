@@ -12,6 +12,9 @@
 #   every V [san]      every scan case of V, 12 shards, with (san) memcheck, racecheck and initcheck beside
 #   carried V          the quick tests of the carried chunked kinds of V
 #   table V...         issue 8's table of each V from all its focus rounds and every SDPA log (issue8_table.py)
+#   duel A V [san] [R] A beside V: quick A and V, same A V, with san every scan case of V and the sanitizers, then
+#                      R rounds (6 on an H200, issue 8's card; R, default 4, elsewhere) of focus A V in alternating
+#                      order with SDPA after each (N = 1..R), and the table of both
 #   profile V K [S]    Nsight Compute (--set full) on one launch of kernel K in `bench_chunked_V --profile`, under
 #                      timeout S (default 90): $L/details_K.txt and $L/lines_K.txt (source lines by stall samples)
 # Every step adds its logs to $O/logs.tar (the only file the call brings back), so a call cut short keeps them.
@@ -104,6 +107,19 @@ table() {
     echo "== issue 8 table of $V (exit $?)"; cat "$L/issue8_table_$V.md"
   done
   save
+}
+
+duel() {
+  local A=$1 V=$2 rounds=${4:-4} n
+  quick "$A"; quick "$V"; same "$A" "$V"
+  [ "${3:-}" = san ] && every "$V" san
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in *H200*) rounds=6 ;; esac
+  for n in $(seq 1 "$rounds"); do
+    N=$n
+    if [ $((n % 2)) = 1 ]; then focus "$A" "$V"; else focus "$V" "$A"; fi
+    sdpa
+  done
+  table "$A" "$V"
 }
 
 profile() {

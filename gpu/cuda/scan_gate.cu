@@ -1113,8 +1113,8 @@ __device__ __forceinline__ void store_final_a(const GateParams& g, int bh, int r
 // u . z = sm_lookahead_dot(e, c, c, 1 / delta_{s-1}), z_r = sm_lookahead_entry(y_r,
 // g_{s-1,r}, c), delta = sm_delta(u . z), 1 / delta (__frcp_rn: the correctly
 // rounded reciprocal, the twin's 1.0f / delta), g = z (1 / delta), w = sm_gate_entry
-// (z, g, u . z). The first row group's lanes publish z_s (the next sweep's columns)
-// and w_s to shared memory. A chunk's first step has nothing pending, its last
+// (z, g, u . z). The four lanes of each row group share the publication of its rows
+// of z_s (the next sweep's columns) and w_s to shared memory. A chunk's first step has nothing pending, its last
 // applies its own update after the loop (A leaves the chunk whole, as the twin's).
 // u (k^, float) arrives a chunk ahead by cp.async into the other of two padded
 // buffers. Every 32 steps lane t forms ||w_t|| (its entries in order; the 2^-64
@@ -1145,6 +1145,17 @@ struct WarpStepPlan {
   static_assert(D % 16 == 0 && CP % 4 == 0 && (LDU * 4) % 16 == 0, "16-byte pieces of u rows");
   __host__ __device__ static constexpr int col(int c) { return c + (c / CP) * PAD; }
 };
+
+// x[cg + 4 k] for lane cg of a row group (cg < 4), by selects: a register array indexed by a lane's
+// number would go to local memory.
+template <int RP>
+__device__ __forceinline__ float lane_share(const float (&x)[RP], int k, int cg) {
+  float v = x[4 * k];
+#pragma unroll
+  for (int m = 1; m < 4; ++m)
+    if (4 * k + m < RP) v = cg == m ? x[4 * k + m] : v;
+  return v;
+}
 
 template <int D, bool WOVER>
 __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
@@ -1195,8 +1206,23 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
   // The row group's share x . u of one vector x (its rows) with the u row at ur.
   auto row_dot = [&](const float* ur, const float (&x)[RP]) {
     float p = 0.0f;
+    if constexpr (RP % 4 == 0) {
+      // The row group's RP entries of ur are contiguous (col keeps them in one CP block) and 16-byte aligned:
+      // RP / 4 vector loads instead of RP and their addresses, the same fmas in the same order. The same bits;
+      // the steps 0.263-0.268 -> 0.254-0.257 ms at B = 1, H = 16, T = 16,384 (H100, docs/CHUNKED.md 8.47).
+      const float4* v = reinterpret_cast<const float4*>(ur + Pl::col(r0));
 #pragma unroll
-    for (int rr = 0; rr < RP; ++rr) p = core::vfma(ur[Pl::col(r0 + rr)], x[rr], p);
+      for (int q = 0; q < RP / 4; ++q) {
+        const float4 w = v[q];
+        p = core::vfma(w.x, x[4 * q], p);
+        p = core::vfma(w.y, x[4 * q + 1], p);
+        p = core::vfma(w.z, x[4 * q + 2], p);
+        p = core::vfma(w.w, x[4 * q + 3], p);
+      }
+    } else {
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) p = core::vfma(ur[Pl::col(r0 + rr)], x[rr], p);
+    }
     return over_rows(p);
   };
   int buf = 0;
@@ -1249,19 +1275,27 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
         z[rr] = core::sm_lookahead_entry(y[rr], gp[rr], c);
         gn[rr] = z[rr] * rd;
       }
-      if (cg == 0)
+      // The four lanes of a row group hold the same z and gn (each butterfly's sums come out equal in
+      // every lane), so they share the row group's stores: lane cg writes rows r0 + cg + 4k, one store a
+      // lane and k, where the first lane alone made RP of them (with RP gate entries and rotated indices).
+      // The same values, so the same bits; the steps 0.280-0.287 -> 0.265-0.268 ms and the whole scan
+      // 1.241-1.250 -> 1.226-1.233 ms at B = 1, H = 16, T = 16,384 (H100, docs/CHUNKED.md 8.47).
+      float zk[(RP + 3) / 4], gk[(RP + 3) / 4];
 #pragma unroll
-        for (int rr = 0; rr < RP; ++rr) {
-          Zs[(s & 1) * LDU + Pl::col(r0 + rr)] = z[rr];
-          if constexpr (!WOVER) Ws[Pl::wrow(s, r0 + rr)] = core::sm_gate_entry(z[rr], gn[rr], uz);
+      for (int k = 0; 4 * k < RP; ++k) {
+        zk[k] = lane_share(z, k, cg);
+        gk[k] = lane_share(gn, k, cg);
+        if (cg + 4 * k < RP) {
+          Zs[(s & 1) * LDU + Pl::col(r0 + cg + 4 * k)] = zk[k];
+          if constexpr (!WOVER) Ws[Pl::wrow(s, r0 + cg + 4 * k)] = core::sm_gate_entry(zk[k], gk[k], uz);
         }
+      }
       __syncwarp();  // z_s published (the other parity's readers finished before the last step's __syncwarp)
       // w_s over u_s after the barrier: every lane is then done with step s - 1, the last reader of row s.
       if constexpr (WOVER) {
-        if (cg == 0) {
 #pragma unroll
-          for (int rr = 0; rr < RP; ++rr) Ws[Pl::wrow(s, r0 + rr)] = core::sm_gate_entry(z[rr], gn[rr], uz);
-        }
+        for (int k = 0; 4 * k < RP; ++k)
+          if (cg + 4 * k < RP) Ws[Pl::wrow(s, r0 + cg + 4 * k)] = core::sm_gate_entry(zk[k], gk[k], uz);
       }
 #pragma unroll
       for (int cc = 0; cc < CP; ++cc) zc[cc] = Zs[(s & 1) * LDU + pc0 + cc];
