@@ -1114,8 +1114,9 @@ __device__ __forceinline__ void store_final_a(const GateParams& g, int bh, int r
 // g_{s-1,r}, c), delta = sm_delta(u . z), 1 / delta (__frcp_rn: the correctly
 // rounded reciprocal, the twin's 1.0f / delta), g = z (1 / delta), w = sm_gate_entry
 // (z, g, u . z). The four lanes of each row group share the publication of its rows
-// of z_s (the next sweep's columns) and w_s to shared memory. A chunk's first step has nothing pending, its last
-// applies its own update after the loop (A leaves the chunk whole, as the twin's).
+// of z_s (the next sweep's columns) and w_s to shared memory. A chunk's first step
+// has nothing pending, its last applies its own update after the loop (A leaves the
+// chunk whole, as the twin's).
 // u (k^, float) arrives a chunk ahead by cp.async into the other of two padded
 // buffers. Every 32 steps lane t forms ||w_t|| (its entries in order; the 2^-64
 // rescaling where the sum of squares overflows, as ref::col_norm) and the warp
