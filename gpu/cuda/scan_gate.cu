@@ -136,7 +136,8 @@ struct PrepPlan {
   static int bytes(bool u_loaded) {
     return 2 * (u_loaded ? 3 : 2) * TILE + C * LDUD * int(sizeof(double)) + 2 * C * LDU * int(sizeof(float));
   }
-  static_assert(NT % C == 0 && D % TPS == 0 && D * int(sizeof(In)) % 16 == 0 && C % 4 == 0, "prep tiles");
+  static_assert(NT % C == 0 && D % TPS == 0 && D * int(sizeof(In)) % 16 == 0 && C % 4 == 0 && (D & (D - 1)) == 0,
+                "prep tiles; the den loop's (j + t) mod D by a mask");
 };
 
 // Four blocks per SM at C = 32 (at most 64 registers: 512 blocks at B H = 16, T = 16,384 are then one
@@ -259,7 +260,7 @@ __global__ void __launch_bounds__(NT, C == 32 ? 4 : 2) prep_kernel(GateParams g)
       for (int t = tid; t < len; t += NT) {
         float acc_den = 0.0f;
 #pragma unroll 8
-        for (int j = 0; j < D; ++j) acc_den = acc_den + sphik[t * LDU + (j + t) % D];
+        for (int j = 0; j < D; ++j) acc_den = acc_den + sphik[t * LDU + ((j + t) & (D - 1))];
         g.out.den[(std::size_t(b) * g.T + t0 + t) * g.H + h] = acc_den;
       }
     }
@@ -1141,9 +1142,9 @@ struct WarpStepPlan {
   // Shared floats: u of two chunks, z (two parities), w of the chunk's steps (none with WOVER), their norms.
   static constexpr int oU = 0, oZ = oU + 2 * CH * LDU, oW = oZ + 2 * LDU, oN = oW + (WOVER ? 0 : CH * LDW), floats = oN + CH;
   // w_s's entry r: row s of the w buffer, or of the chunk's u rows rotated by s (WOVER).
-  __host__ __device__ static constexpr int wrow(int s, int r) { return WOVER ? s * LDU + (r + s) % D : s * LDW + r; }
+  __host__ __device__ static constexpr int wrow(int s, int r) { return WOVER ? s * LDU + ((r + s) & (D - 1)) : s * LDW + r; }
   static constexpr int bytes = floats * 4;
-  static_assert(D % 16 == 0 && CP % 4 == 0 && (LDU * 4) % 16 == 0, "16-byte pieces of u rows");
+  static_assert(D % 16 == 0 && CP % 4 == 0 && (LDU * 4) % 16 == 0 && (D & (D - 1)) == 0, "16-byte pieces of u rows; wrow's wrap by a mask");
   __host__ __device__ static constexpr int col(int c) { return c + (c / CP) * PAD; }
 };
 
@@ -1226,6 +1227,32 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     }
     return over_rows(p);
   };
+  // row_dot of two vectors with one u row, its entries loaded once (the same fmas in the same order).
+  auto row_dots = [&](const float* ur, const float (&x1)[RP], const float (&x2)[RP], float& d1, float& d2) {
+    float p1 = 0.0f, p2 = 0.0f;
+    if constexpr (RP % 4 == 0) {
+      const float4* v = reinterpret_cast<const float4*>(ur + Pl::col(r0));
+#pragma unroll
+      for (int q = 0; q < RP / 4; ++q) {
+        const float4 w = v[q];
+        const float u4[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          p1 = core::vfma(u4[i], x1[4 * q + i], p1);
+          p2 = core::vfma(u4[i], x2[4 * q + i], p2);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int rr = 0; rr < RP; ++rr) {
+        const float u = ur[Pl::col(r0 + rr)];
+        p1 = core::vfma(u, x1[rr], p1);
+        p2 = core::vfma(u, x2[rr], p2);
+      }
+    }
+    d1 = over_rows(p1);
+    d2 = over_rows(p2);
+  };
   int buf = 0;
 #pragma unroll 1
   for (int t0 = t_begin; t0 < t_end; t0 += CH, buf ^= 1) {
@@ -1304,7 +1331,8 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
       // its sweep, so with two steps unrolled their butterflies can issue between that sweep's fmas.
 #pragma unroll
       for (int rr = 0; rr < RP; ++rr) yn[rr] = over_columns(yn[rr]);
-      const float cn = row_dot(un, z), en = row_dot(un, yn);
+      float cn, en;
+      row_dots(un, z, yn, cn, en);
 #pragma unroll
       for (int rr = 0; rr < RP; ++rr) {
         gp[rr] = gn[rr];
@@ -1331,10 +1359,18 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     // kernel's stall samples for 8% of its instructions (ncu, H100). Unrolled by 4 the steps kernel
     // takes 0.281-0.284 ms against 0.292-0.300 at B = 1, H = 16, T = 16,384 (by 8: 0.300-0.302, with
     // more spills); the same divisions, so the same bits (reports/gpu/2026-12-07-h100-steps-output-unroll.md).
+    // Each step's row from the chunk's first by a stride of H D floats, and the lane's entries by a loop of
+    // known trip count (D / 32), not a loop on the lane's number: no 64-bit row index and no branches per entry.
+    float* const out0 = g.out.gate + row_of(t0);
+    const std::size_t row_stride = std::size_t(g.H) * D;
 #pragma unroll 4
     for (int t = 0; t < len; ++t) {
-      float* out = g.out.gate + row_of(t0 + t);
-      for (int j = lane; j < D; j += 32) out[j] = g.normalize_gate ? Ws[Pl::wrow(t, j)] / Ns[t] : Ws[Pl::wrow(t, j)];
+      float* const out = out0 + t * row_stride;
+#pragma unroll
+      for (int k = 0; k < (D + 31) / 32; ++k) {
+        const int j = lane + 32 * k;
+        if (D % 32 == 0 || j < D) out[j] = g.normalize_gate ? Ws[Pl::wrow(t, j)] / Ns[t] : Ws[Pl::wrow(t, j)];
+      }
     }
   }
   // The stream's last segment hands on the final A = M_N^{-1}: the A its steps leave (no

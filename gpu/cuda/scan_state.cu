@@ -826,7 +826,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
   __syncthreads();  // Qs and Ns complete
   {
     constexpr int DP = D / TPD;
-    static_assert(TPD <= 32 && 32 % TPD == 0 && D % TPD == 0, "a step's threads in one warp");
+    static_assert(TPD <= 32 && 32 % TPD == 0 && D % TPD == 0 && (DP & (DP - 1)) == 0, "a step's threads in one warp; (j + t) mod DP by a mask");
     const int part = tid % TPD;
     for (int t = tid / TPD; t < C; t += NT / TPD) {  // warp-uniform trip count: NT / TPD divides C or exceeds it
       float den = 1.0f;
@@ -836,7 +836,7 @@ __global__ void __launch_bounds__(ReadShape<D, C>::NT, D <= 64 ? 5 : 1)
         float acc = 0.0f;
 #pragma unroll 8
         for (int j = 0; j < DP; ++j) {
-          const int d = (j + t) % DP;
+          const int d = (j + t) & (DP - 1);
           acc = fmaf(nc[d], qt[d], acc);
         }
 #pragma unroll
