@@ -1205,9 +1205,8 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
     x += __shfl_xor_sync(0xffffffffu, x, 8);
     return x + __shfl_xor_sync(0xffffffffu, x, 16);
   };
-  // The row group's share x . u of one vector x (its rows) with the u row at ur.
-  auto row_dot = [&](const float* ur, const float (&x)[RP]) {
-    float p = 0.0f;
+  // f(rr, u) for each of the row group's RP entries u of the u row at ur, rr ascending.
+  auto for_u_row = [&](const float* ur, auto&& f) {
     if constexpr (RP % 4 == 0) {
       // The row group's RP entries of ur are contiguous (col keeps them in one CP block) and 16-byte aligned:
       // RP / 4 vector loads instead of RP and their addresses, the same fmas in the same order. The same bits;
@@ -1216,15 +1215,17 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
 #pragma unroll
       for (int q = 0; q < RP / 4; ++q) {
         const float4 w = v[q];
-        p = core::vfma(w.x, x[4 * q], p);
-        p = core::vfma(w.y, x[4 * q + 1], p);
-        p = core::vfma(w.z, x[4 * q + 2], p);
-        p = core::vfma(w.w, x[4 * q + 3], p);
+        f(4 * q, w.x), f(4 * q + 1, w.y), f(4 * q + 2, w.z), f(4 * q + 3, w.w);
       }
     } else {
 #pragma unroll
-      for (int rr = 0; rr < RP; ++rr) p = core::vfma(ur[Pl::col(r0 + rr)], x[rr], p);
+      for (int rr = 0; rr < RP; ++rr) f(rr, ur[Pl::col(r0 + rr)]);
     }
+  };
+  // The row group's share x . u of one vector x (its rows) with the u row at ur.
+  auto row_dot = [&](const float* ur, const float (&x)[RP]) {
+    float p = 0.0f;
+    for_u_row(ur, [&](int rr, float u) { p = core::vfma(u, x[rr], p); });
     return over_rows(p);
   };
   // row_dot of two vectors with one u row, its entries loaded once (the same fmas in the same order). With wrow's
@@ -1232,26 +1233,10 @@ __global__ void __launch_bounds__(32, 8) steps_warp_kernel(GateParams g) {
   // same bits (H100, docs/CHUNKED.md 8.48).
   auto row_dots = [&](const float* ur, const float (&x1)[RP], const float (&x2)[RP], float& d1, float& d2) {
     float p1 = 0.0f, p2 = 0.0f;
-    if constexpr (RP % 4 == 0) {
-      const float4* v = reinterpret_cast<const float4*>(ur + Pl::col(r0));
-#pragma unroll
-      for (int q = 0; q < RP / 4; ++q) {
-        const float4 w = v[q];
-        const float u4[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          p1 = core::vfma(u4[i], x1[4 * q + i], p1);
-          p2 = core::vfma(u4[i], x2[4 * q + i], p2);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int rr = 0; rr < RP; ++rr) {
-        const float u = ur[Pl::col(r0 + rr)];
-        p1 = core::vfma(u, x1[rr], p1);
-        p2 = core::vfma(u, x2[rr], p2);
-      }
-    }
+    for_u_row(ur, [&](int rr, float u) {
+      p1 = core::vfma(u, x1[rr], p1);
+      p2 = core::vfma(u, x2[rr], p2);
+    });
     d1 = over_rows(p1);
     d2 = over_rows(p2);
   };
